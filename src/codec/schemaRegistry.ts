@@ -1,0 +1,104 @@
+// The one module that talks to the schema registry (any Confluent-compatible one; locally
+// Apicurio's ccompat API). Registration goes through @kafkajs/confluent-schema-registry; its
+// Protobuf wire encoder omits Confluent's message-index array, so framing is ours
+// (confluent.ts) and the library is used only for the registry's REST API.
+import { readFileSync } from "node:fs";
+import { SchemaRegistry as RegistryClient, SchemaType } from "@kafkajs/confluent-schema-registry";
+import protobuf from "protobufjs";
+
+export interface SchemaRegistryOptions {
+  readonly url: string;
+  readonly username?: string | undefined;
+  readonly password?: string | undefined;
+}
+
+export const TRANSACTION_TYPE = "fraud.v1.Transaction";
+export const DECISION_TYPE = "fraud.v1.Decision";
+
+const protoText = (file: string) =>
+  readFileSync(new URL(`../../proto/fraud/v1/${file}`, import.meta.url), "utf8");
+export const transactionProtoText = (): string => protoText("transaction.proto");
+export const decisionProtoText = (): string => protoText("decision.proto");
+
+/** Topic-name strategy, as Confluent serializers default to. */
+export const valueSubject = (topic: string): string => `${topic}-value`;
+
+export interface ContractSchemaIds {
+  readonly transactionSchemaId: number;
+  readonly decisionSchemaId: number;
+}
+
+export class SchemaRegistry {
+  readonly #client: RegistryClient;
+  readonly #options: SchemaRegistryOptions;
+  /** id → full name of the schema's first message; ids are immutable, so cache forever. */
+  readonly #firstMessageById = new Map<number, string | undefined>();
+
+  constructor(options: SchemaRegistryOptions) {
+    this.#options = options;
+    const auth =
+      options.username !== undefined
+        ? { username: options.username, password: options.password ?? "" }
+        : undefined;
+    this.#client = new RegistryClient({ host: options.url, ...(auth ? { auth } : {}) });
+  }
+
+  async register(subject: string, schemaText: string): Promise<number> {
+    const { id } = await this.#client.register(
+      { type: SchemaType.PROTOBUF, schema: schemaText },
+      { subject },
+    );
+    return id;
+  }
+
+  /** Registers Transaction and Decision under their topics' value subjects. */
+  async registerContracts({
+    transactionsTopic = "transactions",
+    decisionsTopic = "decisions",
+  }: { transactionsTopic?: string; decisionsTopic?: string } = {}): Promise<ContractSchemaIds> {
+    const transactionSchemaId = await this.register(valueSubject(transactionsTopic), transactionProtoText());
+    const decisionSchemaId = await this.register(valueSubject(decisionsTopic), decisionProtoText());
+    return { transactionSchemaId, decisionSchemaId };
+  }
+
+  /**
+   * Full name of the first message type in the schema with this id (what message index [0]
+   * names), or undefined when the registry does not know the id or it is not Protobuf.
+   */
+  async firstMessageType(id: number): Promise<string | undefined> {
+    if (this.#firstMessageById.has(id)) return this.#firstMessageById.get(id);
+    const response = await fetch(new URL(`schemas/ids/${id}`, withSlash(this.#options.url)), {
+      headers: this.#authHeaders(),
+    });
+    if (response.status === 404) {
+      this.#firstMessageById.set(id, undefined);
+      return undefined;
+    }
+    if (!response.ok) throw new Error(`schema registry answered ${response.status} for schema id ${id}`);
+    const body = (await response.json()) as { schema?: string; schemaType?: string };
+    const name = body.schemaType === "PROTOBUF" && body.schema ? firstMessageName(body.schema) : undefined;
+    this.#firstMessageById.set(id, name);
+    return name;
+  }
+
+  #authHeaders(): Record<string, string> {
+    const { username, password } = this.#options;
+    if (username === undefined) return {};
+    return { authorization: `Basic ${Buffer.from(`${username}:${password ?? ""}`).toString("base64")}` };
+  }
+}
+
+const withSlash = (url: string) => (url.endsWith("/") ? url : `${url}/`);
+
+function firstMessageName(schemaText: string): string | undefined {
+  try {
+    const parsed = protobuf.parse(schemaText, { keepCase: true });
+    const pkg = parsed.package ?? "";
+    const scope = pkg ? parsed.root.lookup(pkg) : parsed.root;
+    if (!(scope instanceof protobuf.Namespace)) return undefined;
+    const first = scope.nestedArray.find((n) => n instanceof protobuf.Type);
+    return first ? (pkg ? `${pkg}.${first.name}` : first.name) : undefined;
+  } catch {
+    return undefined;
+  }
+}
