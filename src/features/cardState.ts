@@ -1,0 +1,156 @@
+// Per-card state carried between transactions: the LSTM's h/c plus the running summaries the
+// feature vector reads. Serving keeps it in Redis; training keeps it in a Map. The same update
+// runs in both, so the features a model saw in training are the ones it sees in production.
+import type { fraud } from "../codec/generated/fraud.js";
+import type { FeatureHash, FeatureHashes } from "../ingest/featureHashes.js";
+import { amountEur, hourOfDay, isInPerson, SMALL_AMOUNT_EUR } from "./transactionFacts.js";
+
+export const HOUR_MS = 3_600_000;
+export const DAY_MS = 24 * HOUR_MS;
+
+/** Capacity of the recent-entity sets (most recent first). */
+export const RECENT_MERCHANTS = 16;
+export const RECENT_DEVICES = 4;
+export const RECENT_IP_PREFIXES = 4;
+
+/** After this many transactions the amount statistics become an exponential moving average. */
+const AMOUNT_STATS_WINDOW = 50;
+/** Time constant of the habitual-hour vector: habits older than a few months fade. */
+const HOUR_HABIT_TAU_MS = 30 * DAY_MS;
+
+export interface VelocityCounters {
+  /** Exponentially decayed counts/sums, valid as of `lastEventTimeMs`. */
+  txCount1h: number;
+  txCount24h: number;
+  amountEur24h: number;
+  smallTxCount1h: number;
+  newMerchantCount1h: number;
+}
+
+export interface CardState {
+  h: Float32Array;
+  c: Float32Array;
+  txCount: number;
+  /** Event time of the last transaction applied; 0 when none. */
+  lastEventTimeMs: number;
+  /** Running mean / variance / max of log1p(amount in EUR). */
+  amountLogMean: number;
+  amountLogVar: number;
+  amountLogMax: number;
+  velocity: VelocityCounters;
+  /** Decayed sum of the hour-of-day unit vectors of past transactions (the card's rhythm). */
+  hourHabitSin: number;
+  hourHabitCos: number;
+  hourHabitWeight: number;
+  lastMerchantCountry: string;
+  lastInPersonCountry: string;
+  lastInPersonTimeMs: number;
+  recentMerchants: FeatureHash[];
+  recentDevices: FeatureHash[];
+  recentIpPrefixes: FeatureHash[];
+}
+
+export function emptyCardState(hidden: number): CardState {
+  return {
+    h: new Float32Array(hidden),
+    c: new Float32Array(hidden),
+    txCount: 0,
+    lastEventTimeMs: 0,
+    amountLogMean: 0,
+    amountLogVar: 0,
+    amountLogMax: 0,
+    velocity: { txCount1h: 0, txCount24h: 0, amountEur24h: 0, smallTxCount1h: 0, newMerchantCount1h: 0 },
+    hourHabitSin: 0,
+    hourHabitCos: 0,
+    hourHabitWeight: 0,
+    lastMerchantCountry: "",
+    lastInPersonCountry: "",
+    lastInPersonTimeMs: 0,
+    recentMerchants: [],
+    recentDevices: [],
+    recentIpPrefixes: [],
+  };
+}
+
+/** Milliseconds since the card's last transaction; out-of-order events count as simultaneous. */
+export const elapsedMs = (state: CardState, timeMs: number): number =>
+  state.txCount === 0 ? Infinity : Math.max(0, timeMs - state.lastEventTimeMs);
+
+const decay = (elapsed: number, tauMs: number): number =>
+  elapsed === Infinity ? 0 : Math.exp(-elapsed / tauMs);
+
+/** The counters as they stand at `timeMs`, before the transaction at that time is counted. */
+export function decayedVelocity(state: CardState, timeMs: number): VelocityCounters {
+  const dt = elapsedMs(state, timeMs);
+  const d1h = decay(dt, HOUR_MS);
+  const d24h = decay(dt, DAY_MS);
+  const v = state.velocity;
+  return {
+    txCount1h: v.txCount1h * d1h,
+    txCount24h: v.txCount24h * d24h,
+    amountEur24h: v.amountEur24h * d24h,
+    smallTxCount1h: v.smallTxCount1h * d1h,
+    newMerchantCount1h: v.newMerchantCount1h * d1h,
+  };
+}
+
+export const isKnown = (set: readonly FeatureHash[], hash: FeatureHash): boolean =>
+  hash !== 0 && set.includes(hash);
+
+const remember = (set: readonly FeatureHash[], hash: FeatureHash, cap: number): FeatureHash[] => {
+  if (hash === 0) return set.slice();
+  const next = [hash];
+  for (const h of set) if (h !== hash && next.length < cap) next.push(h);
+  return next;
+};
+
+/**
+ * The card state after `tx`, except h/c, which the model step produces. Pure: returns a new
+ * state and leaves the input untouched (a batch may need to retry with the old one).
+ */
+export function advanceCardState(
+  state: CardState,
+  tx: fraud.v1.ITransaction,
+  hashes: FeatureHashes,
+): CardState {
+  const timeMs = Number(tx.eventTimeMs ?? 0);
+  const amount = amountEur(tx);
+  const logAmount = Math.log1p(amount);
+  const merchantNew = !isKnown(state.recentMerchants, hashes.merchant);
+  const v = decayedVelocity(state, timeMs);
+
+  const n = Math.min(state.txCount, AMOUNT_STATS_WINDOW);
+  const alpha = 1 / (n + 1);
+  const diff = logAmount - state.amountLogMean;
+
+  const habitDecay = decay(elapsedMs(state, timeMs), HOUR_HABIT_TAU_MS);
+  const hourAngle = (2 * Math.PI * hourOfDay(timeMs)) / 24;
+  const channel = tx.channel ?? 0;
+  const inPerson = isInPerson(channel);
+
+  return {
+    h: state.h,
+    c: state.c,
+    txCount: state.txCount + 1,
+    lastEventTimeMs: Math.max(state.lastEventTimeMs, timeMs),
+    amountLogMean: state.amountLogMean + alpha * diff,
+    amountLogVar: (1 - alpha) * (state.amountLogVar + alpha * diff * diff),
+    amountLogMax: Math.max(state.amountLogMax, logAmount),
+    velocity: {
+      txCount1h: v.txCount1h + 1,
+      txCount24h: v.txCount24h + 1,
+      amountEur24h: v.amountEur24h + amount,
+      smallTxCount1h: v.smallTxCount1h + (amount < SMALL_AMOUNT_EUR ? 1 : 0),
+      newMerchantCount1h: v.newMerchantCount1h + (merchantNew ? 1 : 0),
+    },
+    hourHabitSin: state.hourHabitSin * habitDecay + Math.sin(hourAngle),
+    hourHabitCos: state.hourHabitCos * habitDecay + Math.cos(hourAngle),
+    hourHabitWeight: state.hourHabitWeight * habitDecay + 1,
+    lastMerchantCountry: tx.merchantCountry ?? "",
+    lastInPersonCountry: inPerson ? (tx.merchantCountry ?? "") : state.lastInPersonCountry,
+    lastInPersonTimeMs: inPerson ? timeMs : state.lastInPersonTimeMs,
+    recentMerchants: remember(state.recentMerchants, hashes.merchant, RECENT_MERCHANTS),
+    recentDevices: remember(state.recentDevices, hashes.device, RECENT_DEVICES),
+    recentIpPrefixes: remember(state.recentIpPrefixes, hashes.ipPrefix, RECENT_IP_PREFIXES),
+  };
+}

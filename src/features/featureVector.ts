@@ -1,0 +1,220 @@
+// The model's input: one fixed-length vector per transaction, computed from the transaction,
+// its ingestion hashes, the card's state *before* the transaction and shared cross-card
+// signals. Training and serving call the same `computeFeatures`; the model needs no further
+// normalisation because every feature is scaled here into roughly [-1, 1] / [0, 1.5].
+//
+// Each feature has a raw value a fraud analyst can read ("transactions in the last hour") and
+// a fixed scaling for the model. The rules engine reads the raw values by name
+// (`computeFeatureFacts`), so rules and model share one definition of every signal.
+import { fraud } from "../codec/generated/fraud.js";
+import type { FeatureHashes } from "../ingest/featureHashes.js";
+import { decayedVelocity, elapsedMs, HOUR_MS, isKnown, type CardState } from "./cardState.js";
+import { amountEur, dayOfWeek, hourOfDay, isInPerson, mccGroup } from "./transactionFacts.js";
+
+/** Bump on any change to names, order, raw definitions or scalings. */
+export const FEATURE_SCHEMA_VERSION = "card-features-1";
+
+export interface SharedSignals {
+  /** Distinct cards seen on this transaction's device in the trailing 24 h, this one included; 0 without a device. */
+  deviceCardCount24h: number;
+}
+
+/** Which inputs a feature needs: transaction-only facts survive a card-state outage. */
+type Source = "tx" | "state" | "shared";
+
+interface FeatureDef {
+  readonly name: string;
+  readonly source: Source;
+  readonly scale: (raw: number) => number;
+}
+
+const clamp = (v: number, lo: number, hi: number): number => (v < lo ? lo : v > hi ? hi : v);
+/** Heavy-tailed counts and amounts: log scale, capped so an outlier cannot saturate the LSTM. */
+const log1pOver = (d: number) => (raw: number) => Math.min(1.5, Math.log1p(Math.max(0, raw)) / d);
+const identity = (raw: number): number => raw;
+const clampOver = (lim: number) => (raw: number) => clamp(raw, -lim, lim) / lim;
+
+/** Card with no history: hours since last transaction reads as 30 days. */
+const NO_HISTORY_HOURS = 720;
+/** Two in-person transactions in different countries closer than this cannot be one traveller. */
+const IMPOSSIBLE_TRAVEL_MS = 4 * HOUR_MS;
+
+const DEFS = [
+  { name: "amount_eur", source: "tx", scale: log1pOver(8) },
+  { name: "amount_z", source: "state", scale: clampOver(4) },
+  { name: "amount_vs_card_max", source: "state", scale: clampOver(3) },
+  { name: "card_tx_count", source: "state", scale: log1pOver(6) },
+  { name: "hours_since_last", source: "state", scale: log1pOver(Math.log1p(NO_HISTORY_HOURS)) },
+  { name: "tx_count_1h", source: "state", scale: log1pOver(3) },
+  { name: "tx_count_24h", source: "state", scale: log1pOver(4) },
+  { name: "amount_eur_24h", source: "state", scale: log1pOver(10) },
+  { name: "small_tx_count_1h", source: "state", scale: log1pOver(3) },
+  { name: "new_merchant_count_1h", source: "state", scale: log1pOver(3) },
+  { name: "merchant_new", source: "state", scale: identity },
+  { name: "device_new", source: "state", scale: identity },
+  { name: "ip_prefix_new", source: "state", scale: identity },
+  { name: "country_changed", source: "state", scale: identity },
+  { name: "impossible_travel", source: "state", scale: identity },
+  { name: "hour_unusual", source: "state", scale: identity },
+  { name: "device_missing", source: "tx", scale: identity },
+  { name: "foreign_merchant", source: "tx", scale: identity },
+  { name: "hour_sin", source: "tx", scale: identity },
+  { name: "hour_cos", source: "tx", scale: identity },
+  { name: "dow_sin", source: "tx", scale: identity },
+  { name: "dow_cos", source: "tx", scale: identity },
+  { name: "channel_card_present", source: "tx", scale: identity },
+  { name: "channel_contactless", source: "tx", scale: identity },
+  { name: "channel_ecommerce", source: "tx", scale: identity },
+  { name: "channel_atm", source: "tx", scale: identity },
+  { name: "channel_moto", source: "tx", scale: identity },
+  { name: "channel_recurring", source: "tx", scale: identity },
+  { name: "mcc_risky", source: "tx", scale: identity },
+  { name: "mcc_resale", source: "tx", scale: identity },
+  { name: "mcc_travel", source: "tx", scale: identity },
+  { name: "mcc_everyday", source: "tx", scale: identity },
+  { name: "device_card_count_24h", source: "shared", scale: log1pOver(3) },
+] as const satisfies readonly FeatureDef[];
+
+export type FeatureName = (typeof DEFS)[number]["name"];
+export const FEATURE_NAMES: readonly FeatureName[] = DEFS.map((d) => d.name);
+export const FEATURE_COUNT = DEFS.length;
+export const FEATURE_SOURCES: Readonly<Record<FeatureName, Source>> = Object.fromEntries(
+  DEFS.map((d) => [d.name, d.source]),
+) as Record<FeatureName, Source>;
+
+const INDEX = Object.fromEntries(DEFS.map((d, i) => [d.name, i])) as Record<FeatureName, number>;
+const SCALES: readonly ((raw: number) => number)[] = DEFS.map((d) => d.scale);
+
+/** Raw values (analyst units), named feature → value. Missing when its source was unavailable. */
+export type FeatureFacts = Partial<Record<FeatureName, number>>;
+
+const { Channel } = fraud.v1;
+const TWO_PI = 2 * Math.PI;
+
+// One scratch buffer: computeFeatures is on the hot path and must not allocate.
+const raw = new Float64Array(DEFS.length);
+
+function computeRaw(
+  tx: fraud.v1.ITransaction,
+  hashes: FeatureHashes,
+  state: CardState,
+  shared: SharedSignals,
+): void {
+  const timeMs = Number(tx.eventTimeMs ?? 0);
+  const amount = amountEur(tx);
+  const logAmount = Math.log1p(amount);
+  const hasHistory = state.txCount > 0;
+  const dt = elapsedMs(state, timeMs);
+  const v = decayedVelocity(state, timeMs);
+  const merchantNew = !isKnown(state.recentMerchants, hashes.merchant);
+  const channel = tx.channel ?? 0;
+  const merchantCountry = tx.merchantCountry ?? "";
+  const hour = hourOfDay(timeMs);
+  const hourAngle = (TWO_PI * hour) / 24;
+  const dowAngle = (TWO_PI * dayOfWeek(timeMs)) / 7;
+  const group = mccGroup(tx.mcc ?? 0);
+
+  raw[INDEX.amount_eur] = amount;
+  raw[INDEX.amount_z] = hasHistory
+    ? (logAmount - state.amountLogMean) / (Math.sqrt(state.amountLogVar) + 0.25)
+    : 0;
+  raw[INDEX.amount_vs_card_max] = hasHistory ? logAmount - state.amountLogMax : 0;
+  raw[INDEX.card_tx_count] = state.txCount;
+  raw[INDEX.hours_since_last] = hasHistory ? Math.min(dt / HOUR_MS, NO_HISTORY_HOURS) : NO_HISTORY_HOURS;
+  raw[INDEX.tx_count_1h] = v.txCount1h + 1;
+  raw[INDEX.tx_count_24h] = v.txCount24h + 1;
+  raw[INDEX.amount_eur_24h] = v.amountEur24h + amount;
+  raw[INDEX.small_tx_count_1h] = v.smallTxCount1h + (amount < 5 ? 1 : 0);
+  raw[INDEX.new_merchant_count_1h] = v.newMerchantCount1h + (merchantNew ? 1 : 0);
+  raw[INDEX.merchant_new] = merchantNew ? 1 : 0;
+  raw[INDEX.device_new] = hashes.device !== 0 && !isKnown(state.recentDevices, hashes.device) ? 1 : 0;
+  raw[INDEX.ip_prefix_new] =
+    hashes.ipPrefix !== 0 && !isKnown(state.recentIpPrefixes, hashes.ipPrefix) ? 1 : 0;
+  raw[INDEX.country_changed] = hasHistory && merchantCountry !== state.lastMerchantCountry ? 1 : 0;
+  raw[INDEX.impossible_travel] =
+    isInPerson(channel) &&
+    state.lastInPersonCountry !== "" &&
+    state.lastInPersonCountry !== merchantCountry &&
+    timeMs - state.lastInPersonTimeMs < IMPOSSIBLE_TRAVEL_MS
+      ? 1
+      : 0;
+  // 0 = at the card's usual hour, 1 = opposite side of the clock; 0.5 while the habit is unknown.
+  raw[INDEX.hour_unusual] =
+    state.hourHabitWeight >= 3
+      ? (1 -
+          (Math.sin(hourAngle) * state.hourHabitSin + Math.cos(hourAngle) * state.hourHabitCos) /
+            Math.max(1e-9, Math.hypot(state.hourHabitSin, state.hourHabitCos))) /
+        2
+      : 0.5;
+  raw[INDEX.device_missing] = hashes.device === 0 ? 1 : 0;
+  raw[INDEX.foreign_merchant] = merchantCountry !== "" && merchantCountry !== (tx.cardCountry ?? "") ? 1 : 0;
+  raw[INDEX.hour_sin] = Math.sin(hourAngle);
+  raw[INDEX.hour_cos] = Math.cos(hourAngle);
+  raw[INDEX.dow_sin] = Math.sin(dowAngle);
+  raw[INDEX.dow_cos] = Math.cos(dowAngle);
+  raw[INDEX.channel_card_present] = channel === Channel.CHANNEL_CARD_PRESENT ? 1 : 0;
+  raw[INDEX.channel_contactless] = channel === Channel.CHANNEL_CONTACTLESS ? 1 : 0;
+  raw[INDEX.channel_ecommerce] = channel === Channel.CHANNEL_ECOMMERCE ? 1 : 0;
+  raw[INDEX.channel_atm] = channel === Channel.CHANNEL_ATM ? 1 : 0;
+  raw[INDEX.channel_moto] = channel === Channel.CHANNEL_MOTO ? 1 : 0;
+  raw[INDEX.channel_recurring] = channel === Channel.CHANNEL_RECURRING ? 1 : 0;
+  raw[INDEX.mcc_risky] = group === "risky" ? 1 : 0;
+  raw[INDEX.mcc_resale] = group === "resale" ? 1 : 0;
+  raw[INDEX.mcc_travel] = group === "travel" ? 1 : 0;
+  raw[INDEX.mcc_everyday] = group === "everyday" ? 1 : 0;
+  raw[INDEX.device_card_count_24h] = hashes.device === 0 ? 0 : shared.deviceCardCount24h;
+}
+
+/** Writes FEATURE_COUNT scaled floats for `tx` into out[offset …]. `state` is the card's state before `tx`. */
+export function computeFeatures(
+  tx: fraud.v1.ITransaction,
+  hashes: FeatureHashes,
+  state: CardState,
+  shared: SharedSignals,
+  out: Float32Array,
+  offset: number,
+): void {
+  computeRaw(tx, hashes, state, shared);
+  for (let i = 0; i < SCALES.length; i++) out[offset + i] = SCALES[i]!(raw[i]!);
+}
+
+const NO_STATE_PLACEHOLDER = {
+  h: new Float32Array(0),
+  c: new Float32Array(0),
+  txCount: 0,
+  lastEventTimeMs: 0,
+  amountLogMean: 0,
+  amountLogVar: 0,
+  amountLogMax: 0,
+  velocity: { txCount1h: 0, txCount24h: 0, amountEur24h: 0, smallTxCount1h: 0, newMerchantCount1h: 0 },
+  hourHabitSin: 0,
+  hourHabitCos: 0,
+  hourHabitWeight: 0,
+  lastMerchantCountry: "",
+  lastInPersonCountry: "",
+  lastInPersonTimeMs: 0,
+  recentMerchants: [],
+  recentDevices: [],
+  recentIpPrefixes: [],
+} satisfies CardState;
+
+/**
+ * Raw, named feature values for the rules engine. Without card state (store down) the
+ * state-derived facts are absent rather than guessed; likewise the shared ones.
+ */
+export function computeFeatureFacts(
+  tx: fraud.v1.ITransaction,
+  hashes: FeatureHashes,
+  state: CardState | null,
+  shared: SharedSignals | null,
+): FeatureFacts {
+  computeRaw(tx, hashes, state ?? NO_STATE_PLACEHOLDER, shared ?? { deviceCardCount24h: 0 });
+  const facts: FeatureFacts = {};
+  for (let i = 0; i < DEFS.length; i++) {
+    const def = DEFS[i]!;
+    if (def.source === "state" && state === null) continue;
+    if (def.source === "shared" && shared === null) continue;
+    facts[def.name] = raw[i]!;
+  }
+  return facts;
+}

@@ -1,0 +1,248 @@
+import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import { fraud } from "../../src/codec/generated/fraud.js";
+import { computeFeatureHashes, hashString, ipPrefix } from "../../src/ingest/featureHashes.js";
+import { advanceCardState, emptyCardState, type CardState } from "../../src/features/cardState.js";
+import {
+  CardStateCodecError,
+  decodeCardState,
+  encodeCardState,
+  tryDecodeCardState,
+} from "../../src/features/cardStateCodec.js";
+import {
+  computeFeatureFacts,
+  computeFeatures,
+  FEATURE_COUNT,
+  FEATURE_NAMES,
+  FEATURE_SOURCES,
+} from "../../src/features/featureVector.js";
+import { DeviceFanOutCounter } from "../../src/features/deviceFanOut.js";
+import { xxh64 } from "@node-rs/xxhash";
+
+const T0 = Date.UTC(2025, 0, 6, 12, 0, 0);
+const tx = (over: Partial<fraud.v1.ITransaction> = {}): fraud.v1.ITransaction => ({
+  transactionId: "t1",
+  cardId: "card-1",
+  amountMinor: 2500,
+  currency: "EUR",
+  merchantId: "m-1",
+  mcc: 5411,
+  merchantCountry: "DE",
+  cardCountry: "DE",
+  channel: fraud.v1.Channel.CHANNEL_CARD_PRESENT,
+  deviceId: "",
+  ip: "",
+  eventTimeMs: T0,
+  ...over,
+});
+
+const features = (t: fraud.v1.ITransaction, state: CardState, deviceCards = 0): Record<string, number> => {
+  const out = new Float32Array(FEATURE_COUNT);
+  computeFeatures(t, computeFeatureHashes(t), state, { deviceCardCount24h: deviceCards }, out, 0);
+  return Object.fromEntries(FEATURE_NAMES.map((n, i) => [n, out[i]!]));
+};
+
+const replay = (txs: fraud.v1.ITransaction[]): CardState =>
+  txs.reduce((s, t) => advanceCardState(s, t, computeFeatureHashes(t)), emptyCardState(8));
+
+describe("feature hashes", () => {
+  it("addresses in one IPv4 /24 or IPv6 /48 share a prefix hash, other networks do not", () => {
+    expect(ipPrefix("85.12.7.200")).toBe("85.12.7.0/24");
+    expect(ipPrefix("2001:db8:1::5")).toBe(ipPrefix("2001:0db8:0001:ffff::1"));
+    const h = (ip: string) => computeFeatureHashes(tx({ ip })).ipPrefix;
+    expect(h("85.12.7.1")).toBe(h("85.12.7.254"));
+    expect(h("85.12.8.1")).not.toBe(h("85.12.7.1"));
+    expect(h("")).toBe(0);
+  });
+
+  it("a hash supplied upstream as fixed64 equals the one computed here after a wire round trip", () => {
+    const upstream = xxh64("merchant-42");
+    const wire = fraud.v1.Transaction.encode({
+      ...tx(),
+      hashes: { merchant: upstream.toString() as unknown as number },
+    }).finish();
+    const decoded = fraud.v1.Transaction.decode(wire);
+    expect(computeFeatureHashes(decoded).merchant).toBe(hashString("merchant-42"));
+    expect(computeFeatureHashes(tx({ merchantId: "merchant-42" })).merchant).toBe(hashString("merchant-42"));
+  });
+
+  it("uses an upstream hash instead of recomputing it", () => {
+    expect(computeFeatureHashes(tx({ hashes: { device: 12345 } })).device).toBe(12345);
+  });
+});
+
+describe("card state and features", () => {
+  it("a burst of small charges at new merchants raises the card-testing velocity features", () => {
+    const history = Array.from({ length: 10 }, (_, i) => tx({ eventTimeMs: T0 - (10 - i) * 86_400_000 }));
+    const calm = features(tx({ eventTimeMs: T0 }), replay(history));
+    const burst = Array.from({ length: 6 }, (_, i) =>
+      tx({ amountMinor: 100, merchantId: `shop-${i}`, channel: 3, eventTimeMs: T0 + i * 60_000 }),
+    );
+    const after = features(
+      tx({ amountMinor: 90, merchantId: "shop-x", channel: 3, eventTimeMs: T0 + 7 * 60_000 }),
+      replay([...history, ...burst]),
+    );
+    expect(after.small_tx_count_1h).toBeGreaterThan(calm.small_tx_count_1h! + 0.4);
+    expect(after.new_merchant_count_1h).toBeGreaterThan(calm.new_merchant_count_1h! + 0.4);
+    expect(after.merchant_new).toBe(1);
+    expect(calm.merchant_new).toBe(0);
+  });
+
+  it("an in-person charge abroad an hour after one at home reads as impossible travel", () => {
+    const state = replay([tx({ eventTimeMs: T0 })]);
+    expect(
+      features(tx({ merchantCountry: "BR", eventTimeMs: T0 + 3_600_000 }), state).impossible_travel,
+    ).toBe(1);
+    expect(
+      features(tx({ merchantCountry: "BR", eventTimeMs: T0 + 86_400_000 }), state).impossible_travel,
+    ).toBe(0);
+  });
+
+  it("a large amount for a card with small habits has a high amount z-score", () => {
+    const history = Array.from({ length: 20 }, (_, i) =>
+      tx({ amountMinor: 2000 + 100 * (i % 5), eventTimeMs: T0 + i * 86_400_000 }),
+    );
+    const f = features(tx({ amountMinor: 250_000, eventTimeMs: T0 + 21 * 86_400_000 }), replay(history));
+    expect(f.amount_z).toBeGreaterThan(0.9);
+    expect(f.amount_vs_card_max).toBeGreaterThan(0.9);
+  });
+
+  it("every scaled feature stays within [-1.5, 1.5] for arbitrary transactions", () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            amountMinor: fc.integer({ min: 1, max: 1e9 }),
+            dt: fc.integer({ min: -3_600_000, max: 40 * 86_400_000 }),
+            merchant: fc.integer({ min: 0, max: 5 }),
+            channel: fc.integer({ min: 0, max: 6 }),
+            country: fc.constantFrom("DE", "FR", "BR"),
+            currency: fc.constantFrom("EUR", "JPY", "XXX"),
+          }),
+          { minLength: 1, maxLength: 30 },
+        ),
+        (steps) => {
+          let state = emptyCardState(4);
+          let t = T0;
+          for (const s of steps) {
+            t += s.dt;
+            const x = tx({
+              amountMinor: s.amountMinor,
+              merchantId: `m${s.merchant}`,
+              channel: s.channel,
+              merchantCountry: s.country,
+              currency: s.currency,
+              eventTimeMs: t,
+              deviceId: "d",
+            });
+            const f = features(x, state, 500);
+            for (const [name, v] of Object.entries(f)) {
+              if (!(Number.isFinite(v) && v >= -1.5 && v <= 1.5)) throw new Error(`${name}=${v}`);
+            }
+            state = advanceCardState(state, x, computeFeatureHashes(x));
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it("without card state the rule facts keep transaction facts and omit state-derived ones", () => {
+    const t = tx({ amountMinor: 99_900, merchantCountry: "US" });
+    const facts = computeFeatureFacts(t, computeFeatureHashes(t), null, null);
+    expect(facts.amount_eur).toBeCloseTo(999, 6);
+    expect(facts.foreign_merchant).toBe(1);
+    expect(facts.tx_count_1h).toBeUndefined();
+    expect(facts.device_card_count_24h).toBeUndefined();
+    const stateNames = FEATURE_NAMES.filter((n) => FEATURE_SOURCES[n] === "state");
+    expect(stateNames.length).toBeGreaterThan(10);
+    const withState = computeFeatureFacts(t, computeFeatureHashes(t), emptyCardState(2), {
+      deviceCardCount24h: 3,
+    });
+    for (const n of stateNames) expect(withState[n]).toBeTypeOf("number");
+  });
+});
+
+describe("device fan-out", () => {
+  it("counts distinct cards on a device over the trailing 24 hours", () => {
+    const fanOut = new DeviceFanOutCounter();
+    expect(fanOut.observe(7, "a", T0)).toBe(1);
+    expect(fanOut.observe(7, "a", T0 + 1000)).toBe(1);
+    expect(fanOut.observe(7, "b", T0 + 2000)).toBe(2);
+    expect(fanOut.observe(7, "c", T0 + 25 * 3_600_000)).toBe(1);
+    expect(fanOut.observe(0, "c", T0)).toBe(0);
+  });
+});
+
+describe("card state codec", () => {
+  const arbState = fc
+    .record({
+      hidden: fc.integer({ min: 0, max: 40 }),
+      txCount: fc.nat({ max: 2 ** 32 - 1 }),
+      doubles: fc.array(fc.double({ noNaN: true, noDefaultInfinity: true }), {
+        minLength: 13,
+        maxLength: 13,
+      }),
+      merchants: fc.array(fc.double({ min: 1, max: 2 ** 64, noNaN: true }), { maxLength: 16 }),
+      devices: fc.array(fc.double({ min: 1, max: 2 ** 64, noNaN: true }), { maxLength: 4 }),
+      country: fc.constantFrom("", "DE", "GB"),
+    })
+    .map(({ hidden, txCount, doubles: d, merchants, devices, country }): CardState => ({
+      ...emptyCardState(hidden),
+      h: Float32Array.from({ length: hidden }, (_, i) => Math.fround(Math.sin(i + d[0]!))),
+      c: Float32Array.from({ length: hidden }, (_, i) => Math.fround(Math.cos(i * d[1]!))),
+      txCount,
+      lastEventTimeMs: d[0]!,
+      amountLogMean: d[1]!,
+      amountLogVar: d[2]!,
+      amountLogMax: d[3]!,
+      velocity: {
+        txCount1h: d[4]!,
+        txCount24h: d[5]!,
+        amountEur24h: d[6]!,
+        smallTxCount1h: d[7]!,
+        newMerchantCount1h: d[8]!,
+      },
+      hourHabitSin: d[9]!,
+      hourHabitCos: d[10]!,
+      hourHabitWeight: d[11]!,
+      lastInPersonTimeMs: d[12]!,
+      lastMerchantCountry: country,
+      lastInPersonCountry: country.toLowerCase(),
+      recentMerchants: merchants,
+      recentDevices: devices,
+      recentIpPrefixes: devices.slice(0, 2),
+    }));
+
+  it("a card state survives encode/decode unchanged", () => {
+    fc.assert(
+      fc.property(arbState, (s) => {
+        expect(decodeCardState(encodeCardState(s))).toEqual(s);
+      }),
+    );
+  });
+
+  it("a state for a 32-unit LSTM with full sets fits in under 600 bytes", () => {
+    const s = {
+      ...emptyCardState(32),
+      recentMerchants: Array(16).fill(1),
+      recentDevices: Array(4).fill(2),
+      recentIpPrefixes: Array(4).fill(3),
+    };
+    expect(encodeCardState(s).length).toBeLessThan(600);
+  });
+
+  it("truncated, versionless or padded bytes are rejected with a typed error", () => {
+    const bytes = encodeCardState(replay([tx(), tx({ eventTimeMs: T0 + 1 })]));
+    for (let n = 0; n < bytes.length; n++) {
+      const r = tryDecodeCardState(bytes.subarray(0, n));
+      expect(r.ok).toBe(false);
+      if (!r.ok) expect(["empty", "truncated"]).toContain(r.error.kind);
+    }
+    const wrongVersion = bytes.slice();
+    wrongVersion[0] = 9;
+    expect(() => decodeCardState(wrongVersion)).toThrow(CardStateCodecError);
+    const r = tryDecodeCardState(Uint8Array.from([...bytes, 0]));
+    expect(r.ok || r.error.kind).toBe("malformed");
+  });
+});
