@@ -1,0 +1,209 @@
+// Rule files (YAML or JSON) are validated once with zod and compiled into plain closures, so
+// evaluating a rule set per transaction interprets nothing. Facts a rule may name: every
+// feature (raw, analyst units; see featureVector.ts) plus a few transaction fields.
+import { readFile } from "node:fs/promises";
+import { parse as parseYaml } from "yaml";
+import { z } from "zod";
+import { FEATURE_NAMES } from "../features/featureVector.js";
+
+export type RuleEffect = "decline" | "review" | "allow" | "score";
+
+/** Transaction fields rules can test directly, besides the features. */
+export const TRANSACTION_FACTS = {
+  mcc: "number",
+  channel: "string", // card_present | contactless | ecommerce | atm | moto | recurring | unspecified
+  merchant_country: "string",
+  card_country: "string",
+  currency: "string",
+} as const;
+
+type FactKind = "number" | "string";
+const FACT_KINDS: ReadonlyMap<string, FactKind> = new Map<string, FactKind>([
+  ...FEATURE_NAMES.map((n): [string, FactKind] => [n, "number"]),
+  ...Object.entries(TRANSACTION_FACTS),
+]);
+
+/** Facts visible to rules: a missing one (no card state in fallback) is unknown, not zero. */
+export type RuleFacts = Readonly<Record<string, number | string | undefined>>;
+
+const comparisonOps = ["eq", "ne", "gt", "gte", "lt", "lte"] as const;
+const setOps = ["in", "not_in"] as const;
+type Scalar = number | string;
+
+export type ConditionSpec =
+  | { fact: string; op: (typeof comparisonOps)[number]; value: Scalar }
+  | { fact: string; op: (typeof setOps)[number]; values: Scalar[] }
+  | { all: ConditionSpec[] }
+  | { any: ConditionSpec[] }
+  | { not: ConditionSpec };
+
+const scalar = z.union([z.number(), z.string()]);
+const conditionSchema: z.ZodType<ConditionSpec> = z.lazy(() =>
+  z.union([
+    z.strictObject({ fact: z.string(), op: z.enum(comparisonOps), value: scalar }),
+    z.strictObject({ fact: z.string(), op: z.enum(setOps), values: z.array(scalar).min(1) }),
+    z.strictObject({ all: z.array(conditionSchema).min(1) }),
+    z.strictObject({ any: z.array(conditionSchema).min(1) }),
+    z.strictObject({ not: conditionSchema }),
+  ]),
+);
+
+const ruleSchema = z.strictObject({
+  id: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, "ids are lower-case kebab-case"),
+  description: z.string().optional(),
+  effect: z.enum(["decline", "review", "allow", "score"]),
+  /** decline/review/score: contribution to the fallback score; allow: cap on it. */
+  score: z.number().min(0).max(1),
+  when: conditionSchema,
+});
+
+export const ruleSetSchema = z.strictObject({
+  version: z.string().min(1),
+  description: z.string().optional(),
+  rules: z.array(ruleSchema).min(1),
+});
+
+export type RuleSetSpec = z.infer<typeof ruleSetSchema>;
+
+/** Three-valued: `null` when the condition depends on an unknown fact. */
+export type CompiledCondition = (facts: RuleFacts) => boolean | null;
+
+export interface CompiledRule {
+  readonly id: string;
+  readonly effect: RuleEffect;
+  readonly score: number;
+  readonly test: CompiledCondition;
+}
+
+export interface RuleSet {
+  readonly version: string;
+  readonly rules: readonly CompiledRule[];
+  /** Facts some rule reads: the caller can skip computing the rest. */
+  readonly factsUsed: ReadonlySet<string>;
+}
+
+export class RuleSetError extends Error {
+  override readonly name = "RuleSetError";
+  constructor(
+    readonly source: string,
+    readonly issues: readonly string[],
+  ) {
+    super(`invalid rule set ${source}: ${issues.join("; ")}`);
+  }
+}
+
+function compileCondition(
+  spec: ConditionSpec,
+  where: string,
+  issues: string[],
+  used: Set<string>,
+): CompiledCondition {
+  if ("all" in spec) {
+    const parts = spec.all.map((c, i) => compileCondition(c, `${where}.all[${i}]`, issues, used));
+    return (f) => {
+      let unknown = false;
+      for (const p of parts) {
+        const r = p(f);
+        if (r === false) return false;
+        if (r === null) unknown = true;
+      }
+      return unknown ? null : true;
+    };
+  }
+  if ("any" in spec) {
+    const parts = spec.any.map((c, i) => compileCondition(c, `${where}.any[${i}]`, issues, used));
+    return (f) => {
+      let unknown = false;
+      for (const p of parts) {
+        const r = p(f);
+        if (r === true) return true;
+        if (r === null) unknown = true;
+      }
+      return unknown ? null : false;
+    };
+  }
+  if ("not" in spec) {
+    const inner = compileCondition(spec.not, `${where}.not`, issues, used);
+    return (f) => {
+      const r = inner(f);
+      return r === null ? null : !r;
+    };
+  }
+  const { fact } = spec;
+  const kind = FACT_KINDS.get(fact);
+  if (kind === undefined) {
+    issues.push(`${where}: unknown fact "${fact}"`);
+    return () => null;
+  }
+  used.add(fact);
+  const values: Scalar[] = "values" in spec ? spec.values : "value" in spec ? [spec.value] : [];
+  for (const v of values) {
+    if (typeof v !== kind)
+      issues.push(`${where}: fact "${fact}" is a ${kind}, compared with ${JSON.stringify(v)}`);
+  }
+  if ("values" in spec) {
+    const set = new Set<Scalar>(spec.values);
+    const wanted = spec.op === "in";
+    return (f) => {
+      const x = f[fact];
+      return x === undefined ? null : set.has(x) === wanted;
+    };
+  }
+  const v = spec.value;
+  switch (spec.op) {
+    case "eq":
+      return (f) => (f[fact] === undefined ? null : f[fact] === v);
+    case "ne":
+      return (f) => (f[fact] === undefined ? null : f[fact] !== v);
+    case "gt":
+      return (f) => (f[fact] === undefined ? null : (f[fact] as Scalar) > v);
+    case "gte":
+      return (f) => (f[fact] === undefined ? null : (f[fact] as Scalar) >= v);
+    case "lt":
+      return (f) => (f[fact] === undefined ? null : (f[fact] as Scalar) < v);
+    case "lte":
+      return (f) => (f[fact] === undefined ? null : (f[fact] as Scalar) <= v);
+  }
+}
+
+export function compileRuleSet(input: unknown, source = "<inline>"): RuleSet {
+  const parsed = ruleSetSchema.safeParse(input);
+  if (!parsed.success) {
+    throw new RuleSetError(
+      source,
+      parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`),
+    );
+  }
+  const issues: string[] = [];
+  const used = new Set<string>();
+  const seen = new Set<string>();
+  const rules = parsed.data.rules.map((r, i): CompiledRule => {
+    if (seen.has(r.id)) issues.push(`rules[${i}]: duplicate id "${r.id}"`);
+    seen.add(r.id);
+    return {
+      id: r.id,
+      effect: r.effect,
+      score: r.score,
+      test: compileCondition(r.when, `rules[${i}].when`, issues, used),
+    };
+  });
+  if (issues.length > 0) throw new RuleSetError(source, issues);
+  return { version: parsed.data.version, rules, factsUsed: used };
+}
+
+/** Parses YAML (JSON is YAML) text into a compiled rule set. */
+export function parseRuleSet(text: string, source = "<inline>"): RuleSet {
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (err) {
+    throw new RuleSetError(source, [`not YAML/JSON: ${(err as Error).message}`]);
+  }
+  return compileRuleSet(doc, source);
+}
+
+export const DEFAULT_RULES_PATH = new URL("../../rules/default.yaml", import.meta.url);
+
+export async function loadRuleSet(path: string | URL = DEFAULT_RULES_PATH): Promise<RuleSet> {
+  return parseRuleSet(await readFile(path, "utf8"), String(path));
+}

@@ -1,0 +1,108 @@
+import { describe, expect, it } from "vitest";
+import { fraud } from "../../src/codec/generated/fraud.js";
+import { computeFeatureHashes } from "../../src/ingest/featureHashes.js";
+import { advanceCardState, emptyCardState, type CardState } from "../../src/features/cardState.js";
+import { computeFeatureFacts } from "../../src/features/featureVector.js";
+import { evaluateRules } from "../../src/rules/evaluateRules.js";
+import { loadRuleSet, parseRuleSet, RuleSetError } from "../../src/rules/ruleSet.js";
+
+const T0 = Date.UTC(2025, 2, 3, 10);
+const tx = (over: Partial<fraud.v1.ITransaction> = {}): fraud.v1.ITransaction => ({
+  transactionId: "t",
+  cardId: "c",
+  amountMinor: 4_000,
+  currency: "EUR",
+  merchantId: "m",
+  mcc: 5411,
+  merchantCountry: "FR",
+  cardCountry: "FR",
+  channel: fraud.v1.Channel.CHANNEL_ECOMMERCE,
+  deviceId: "phone",
+  eventTimeMs: T0,
+  ...over,
+});
+
+const input = (t: fraud.v1.ITransaction, state: CardState | null, deviceCards: number | null = 1) => {
+  const hashes = computeFeatureHashes(t);
+  const shared = deviceCards === null ? null : { deviceCardCount24h: deviceCards };
+  return { tx: t, hashes, features: computeFeatureFacts(t, hashes, state, shared) };
+};
+
+const ids = (o: { fired: { id: string }[] }) => o.fired.map((f) => f.id);
+
+describe("default rule set", () => {
+  it("declines a large charge that follows a burst of tiny test charges", async () => {
+    const rules = await loadRuleSet();
+    let state = emptyCardState(0);
+    for (let i = 0; i < 4; i++) {
+      const t = tx({ amountMinor: 99, merchantId: `tester-${i}`, eventTimeMs: T0 + i * 60_000 });
+      state = advanceCardState(state, t, computeFeatureHashes(t));
+    }
+    const outcome = evaluateRules(
+      rules,
+      input(tx({ amountMinor: 45_000, merchantId: "big", eventTimeMs: T0 + 300_000 }), state),
+    );
+    expect(ids(outcome)).toContain("card-testing-cashout");
+    expect(outcome.fired.find((f) => f.id === "card-testing-cashout")?.effect).toBe("decline");
+    expect(outcome.score).toBeGreaterThanOrEqual(0.9);
+  });
+
+  it("still flags a foreign high amount when card state is missing, without firing state rules", async () => {
+    const rules = await loadRuleSet();
+    const outcome = evaluateRules(
+      rules,
+      input(tx({ amountMinor: 120_000, merchantCountry: "US" }), null, null),
+    );
+    expect(ids(outcome)).toEqual(["foreign-high-amount"]);
+    expect(outcome.score).toBeCloseTo(0.4, 6);
+  });
+
+  it("scores an everyday domestic purchase at zero", async () => {
+    const rules = await loadRuleSet();
+    const t = tx();
+    const state = advanceCardState(emptyCardState(0), t, computeFeatureHashes(t));
+    expect(evaluateRules(rules, input(tx({ eventTimeMs: T0 + 86_400_000 }), state))).toEqual({
+      score: 0,
+      fired: [],
+    });
+  });
+
+  it("carries a version", async () => {
+    expect((await loadRuleSet()).version).toMatch(/\S/);
+  });
+});
+
+describe("rule compilation", () => {
+  it("rejects a rule naming an unknown fact, naming the fact", () => {
+    const text = `version: x\nrules:\n  - { id: a, effect: review, score: 0.5, when: { fact: amount_usd, op: gt, value: 1 } }\n`;
+    expect(() => parseRuleSet(text, "bad.yaml")).toThrow(RuleSetError);
+    expect(() => parseRuleSet(text, "bad.yaml")).toThrow(/amount_usd/);
+  });
+
+  it("rejects comparing a numeric fact with a string", () => {
+    const text = `{"version":"x","rules":[{"id":"a","effect":"review","score":0.5,"when":{"fact":"amount_eur","op":"gt","value":"9"}}]}`;
+    expect(() => parseRuleSet(text)).toThrow(/amount_eur/);
+  });
+
+  it("an allow rule caps the score of the rules firing with it", () => {
+    const rules = parseRuleSet(`
+version: x
+rules:
+  - { id: big, effect: review, score: 0.7, when: { fact: amount_eur, op: gte, value: 10 } }
+  - { id: trusted, effect: allow, score: 0.1, when: { fact: mcc, op: in, values: [5411] } }
+`);
+    const outcome = evaluateRules(rules, input(tx(), null));
+    expect(ids(outcome)).toEqual(["big", "trusted"]);
+    expect(outcome.score).toBeCloseTo(0.1, 9);
+  });
+
+  it("a negated condition over an unknown fact does not fire", () => {
+    const rules = parseRuleSet(`
+version: x
+rules:
+  - { id: not-new, effect: score, score: 0.5, when: { not: { fact: device_new, op: eq, value: 1 } } }
+`);
+    expect(evaluateRules(rules, input(tx(), null)).fired).toEqual([]);
+    expect(ids(evaluateRules(rules, input(tx({ deviceId: "" }), emptyCardState(0))))).toEqual(["not-new"]);
+  });
+});
