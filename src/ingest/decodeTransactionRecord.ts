@@ -15,6 +15,12 @@ export interface RecordDecodeOptions {
 
 export type RecordFraming = "confluent" | "delimited";
 
+/** A decoded transaction and its Protobuf payload (a view into the record, not a copy). */
+export interface RecordTransaction {
+  readonly tx: Transaction;
+  readonly payload: Uint8Array;
+}
+
 export function recordFraming(value: Uint8Array): RecordFraming {
   return isConfluentFramed(value) ? "confluent" : "delimited";
 }
@@ -22,7 +28,7 @@ export function recordFraming(value: Uint8Array): RecordFraming {
 export function decodeTransactionRecord(
   value: Uint8Array,
   options: RecordDecodeOptions,
-): Decoded<Transaction[]> {
+): Decoded<RecordTransaction[]> {
   if (isConfluentFramed(value)) {
     const frame = parseConfluentFrame(value);
     if (!frame.ok) return frame;
@@ -46,18 +52,19 @@ export function decodeTransactionRecord(
       );
     }
     const tx = decodeAndValidate(payload, 0);
-    return tx.ok ? decoded([tx.value]) : tx;
+    return tx.ok ? decoded([{ tx: tx.value, payload }]) : tx;
   }
   const frames = splitDelimitedFrames(
     value,
     options.maxFrameBytes === undefined ? {} : { maxFrameBytes: options.maxFrameBytes },
   );
   if (!frames.ok) return frames;
-  const transactions: Transaction[] = new Array(frames.value.length);
+  const transactions: RecordTransaction[] = new Array(frames.value.length);
   for (let i = 0; i < frames.value.length; i++) {
-    const tx = decodeAndValidate(frames.value[i]!, i);
+    const payload = frames.value[i]!;
+    const tx = decodeAndValidate(payload, i);
     if (!tx.ok) return tx;
-    transactions[i] = tx.value;
+    transactions[i] = { tx: tx.value, payload };
   }
   return decoded(transactions);
 }

@@ -65,3 +65,53 @@ export interface CardStateStore {
   /** One round trip; each write applies only if its position is newer than the stored one. */
   writeBatch(writes: readonly CardStateWrite[]): Promise<WriteOutcome[]>;
 }
+
+/** One batched step of the stateful model (src/model implements it on ONNX Runtime). */
+export interface ModelStepper {
+  readonly modelVersion: string;
+  readonly featureSchemaVersion: string;
+  readonly hiddenSize: number;
+  readonly featureCount: number;
+  /** x is [batch × featureCount], h and c are [batch × hiddenSize], row-major. */
+  step(
+    x: Float32Array,
+    h: Float32Array,
+    c: Float32Array,
+    batch: number,
+  ): Promise<{ score: Float32Array; h: Float32Array; c: Float32Array }>;
+}
+
+export type RuleEffect = "decline" | "review" | "allow" | "score";
+
+export interface RuleVerdict {
+  /** 0..1: the rules' own estimate, the decision's score in fallback. */
+  readonly score: number;
+  readonly fired: ReadonlyArray<{ readonly id: string; readonly effect: RuleEffect }>;
+}
+
+export interface RuleInput {
+  readonly tx: import("../codec/messages.js").Transaction;
+  readonly hashes: import("../ingest/featureHashes.js").FeatureHashes;
+  /** The feature vector of this transaction (FEATURE_NAMES order). */
+  readonly features: Float32Array;
+  /** False when card state could not be read: state-derived features are unknown. */
+  readonly stateKnown: boolean;
+}
+
+/** The compiled rule set (src/rules), deterministic and in-process. */
+export interface RuleEvaluator {
+  readonly version: string;
+  evaluate(input: RuleInput): RuleVerdict;
+}
+
+export interface Clock {
+  /** Wall-clock epoch milliseconds (record timestamps are on this scale). */
+  nowMs(): number;
+  /** Monotonic microseconds, for stage timings. */
+  monotonicUs(): number;
+}
+
+export const systemClock: Clock = {
+  nowMs: () => Date.now(),
+  monotonicUs: () => performance.now() * 1000,
+};

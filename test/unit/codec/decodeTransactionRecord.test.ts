@@ -17,7 +17,7 @@ describe("a Kafka record value becomes validated transactions", () => {
       delimited(sampleTransaction(), sampleTransaction({ transactionId: "tx-b", amountMinor: 99 })),
       options,
     );
-    expect(result.ok && result.value.map((t) => [t.transactionId, t.amountMinor])).toEqual([
+    expect(result.ok && result.value.map(({ tx }) => [tx.transactionId, tx.amountMinor])).toEqual([
       ["tx-0001", 12_345],
       ["tx-b", 99],
     ]);
@@ -30,7 +30,7 @@ describe("a Kafka record value becomes validated transactions", () => {
       payload: encodeTransactionPayload(sampleTransaction()),
     });
     const result = decodeTransactionRecord(framed, options);
-    expect(result.ok && result.value[0]!.cardId).toBe("card-tok-42");
+    expect(result.ok && result.value[0]!.tx.cardId).toBe("card-tok-42");
   });
 
   it("refuses a Confluent frame whose schema id is not a registered Transaction schema", () => {

@@ -1,0 +1,525 @@
+// scoreBatch: transactions in, one decision each out. The only scoring path: the stream
+// processor, replay, the demo and the tests all call it, so what an auditor replays is what
+// production ran. It knows nothing of Kafka; it is handed ports (state store, model, rules,
+// clock) and guards (circuit breakers).
+//
+// Round trips per batch: one state read (plus one history read only for cards whose state is
+// missing), one model step per "wave" (a card seen k times in a batch is stepped k times, in
+// order), one state write. When a dependency fails, times out or its breaker is open, or too
+// little budget is left, the rules decide instead: fallback = true, with the cause.
+import type { DecisionInit, Transaction } from "../codec/messages.js";
+import { decodeTransactionPayload, FallbackCause } from "../codec/messages.js";
+import { advanceCardState, emptyCardState, type CardState } from "../features/cardState.js";
+import { decodeCardState, encodeCardState } from "../features/cardStateCodec.js";
+import { computeFeatures, FEATURE_NAMES } from "../features/featureVector.js";
+import { computeFeatureHashes, type FeatureHashes } from "../ingest/featureHashes.js";
+import type { CallFailure, GuardedCall } from "./guardedCall.js";
+import { decideAction, reasonCodes, type PolicyThresholds } from "./policy.js";
+import type {
+  CardStateStore,
+  CardStateWrite,
+  Clock,
+  HistoryEntry,
+  ModelStepper,
+  RuleEvaluator,
+  RuleVerdict,
+  StreamPosition,
+} from "./ports.js";
+
+export interface ScoringItem {
+  readonly tx: Transaction;
+  /** The transaction's Protobuf payload, kept in the card's history for rebuilds. */
+  readonly payload: Uint8Array;
+  readonly hashes: FeatureHashes;
+  readonly position: StreamPosition;
+  /** When the budget started: the Kafka record's timestamp (epoch ms). */
+  readonly budgetStartMs: number;
+  readonly decodeUs: number;
+}
+
+export interface ScoringGuards {
+  readonly stateRead: GuardedCall;
+  readonly model: GuardedCall;
+  readonly stateWrite: GuardedCall;
+}
+
+export interface ScoringEvents {
+  stateOutcome?(outcome: "hit" | "miss" | "rebuild" | "tampered" | "stale_write", count: number): void;
+  dependencyFailure?(
+    dependency: "state_read" | "model" | "state_write",
+    failure: CallFailure,
+    error?: Error,
+  ): void;
+}
+
+export interface ScoringContext {
+  readonly store: CardStateStore;
+  /** Undefined while no verified model is loaded: every decision is then the rules'. */
+  readonly model: ModelStepper | undefined;
+  readonly rules: RuleEvaluator;
+  readonly thresholds: PolicyThresholds;
+  readonly budgetMs: number;
+  /** Below this much remaining budget a transaction is not sent to the state store or model. */
+  readonly minBudgetForModelMs: number;
+  readonly guards: ScoringGuards;
+  readonly clock: Clock;
+  /** How many features to name in reason codes for REVIEW/DECLINE model decisions (0 = none). */
+  readonly explainTopFeatures?: number;
+  readonly events?: ScoringEvents;
+}
+
+/** Per-batch stage durations in microseconds, shared by every decision of the batch. */
+interface StageTimes {
+  stateRead: number;
+  features: number;
+  model: number;
+  policy: number;
+  stateWrite: number;
+}
+
+/** A card's working state during the batch. */
+interface CardSlot {
+  state: CardState;
+  /** Position of the last transaction applied; -1 when none. */
+  position: StreamPosition;
+  /** History entries to append with the write, for transactions applied in this batch. */
+  readonly history: HistoryEntry[];
+  changed: boolean;
+}
+
+interface Outcome {
+  score: number;
+  verdict: RuleVerdict;
+  features: Float32Array;
+  topFeatures: string[];
+  fallbackCause: number; // FallbackCause; UNSPECIFIED = the model decided
+}
+
+const FEATURE_COUNT = FEATURE_NAMES.length;
+
+const causeOf = (failure: CallFailure): number =>
+  failure === "breaker_open"
+    ? FallbackCause.FALLBACK_CAUSE_BREAKER_OPEN
+    : failure === "timeout"
+      ? FallbackCause.FALLBACK_CAUSE_TIMEOUT
+      : FallbackCause.FALLBACK_CAUSE_STATE_UNAVAILABLE;
+
+const hexKey = (hash: number) => hash.toString(16);
+
+export async function scoreBatch(
+  items: readonly ScoringItem[],
+  ctx: ScoringContext,
+): Promise<DecisionInit[]> {
+  const { clock } = ctx;
+  const pickedAtMs = clock.nowMs();
+  const times: StageTimes = { stateRead: 0, features: 0, model: 0, policy: 0, stateWrite: 0 };
+  const outcomes: Array<Outcome | undefined> = new Array(items.length);
+  // Distinct cards on the transaction's device (this one included); 0 without a device.
+  const deviceCardCounts = Float64Array.from(items, (item) => (item.hashes.device !== 0 ? 1 : 0));
+
+  // Budget triage: the rules decide what cannot afford the model round trips.
+  const modelBound: number[] = [];
+  for (let i = 0; i < items.length; i++) {
+    const remaining = ctx.budgetMs - (pickedAtMs - items[i]!.budgetStartMs);
+    if (ctx.model !== undefined && remaining >= ctx.minBudgetForModelMs) modelBound.push(i);
+    else
+      outcomes[i] = rulesOnly(
+        items[i]!,
+        ctx,
+        ctx.model === undefined
+          ? FallbackCause.FALLBACK_CAUSE_MODEL_UNAVAILABLE
+          : FallbackCause.FALLBACK_CAUSE_BUDGET_EXHAUSTED,
+      );
+  }
+
+  const slots = new Map<string, CardSlot>();
+  if (modelBound.length > 0) {
+    const t0 = clock.monotonicUs();
+    const read = await readStates(items, modelBound, ctx, slots, deviceCardCounts);
+    times.stateRead = clock.monotonicUs() - t0;
+    if (!read.ok) {
+      for (const i of modelBound) outcomes[i] = rulesOnly(items[i]!, ctx, causeOf(read.failure));
+    } else {
+      await scoreWithModel(items, modelBound, ctx, slots, deviceCardCounts, outcomes, times);
+      const w0 = clock.monotonicUs();
+      await writeStates(slots, ctx);
+      times.stateWrite = clock.monotonicUs() - w0;
+    }
+  }
+
+  const decidedAtMs = clock.nowMs();
+  return items.map((item, i) => toDecision(item, outcomes[i]!, ctx, times, pickedAtMs, decidedAtMs));
+}
+
+async function readStates(
+  items: readonly ScoringItem[],
+  indexes: readonly number[],
+  ctx: ScoringContext,
+  slots: Map<string, CardSlot>,
+  deviceCardCounts: Float64Array,
+): Promise<{ ok: true } | { ok: false; failure: CallFailure }> {
+  const model = ctx.model!;
+  const cardIds: string[] = [];
+  const seen = new Set<string>();
+  const touches: Array<{ deviceKey: string; cardId: string }> = [];
+  const touchOf: number[] = [];
+  for (const i of indexes) {
+    const { tx, hashes } = items[i]!;
+    if (!seen.has(tx.cardId)) {
+      seen.add(tx.cardId);
+      cardIds.push(tx.cardId);
+    }
+    if (hashes.device !== 0) {
+      touches.push({ deviceKey: hexKey(hashes.device), cardId: tx.cardId });
+      touchOf.push(i);
+    }
+  }
+  const read = await ctx.guards.stateRead.run(() =>
+    ctx.store.readBatch({ cardIds, deviceTouches: touches, nowMs: ctx.clock.nowMs() }),
+  );
+  if (!read.ok) {
+    ctx.events?.dependencyFailure?.("state_read", read.failure, read.error);
+    return read;
+  }
+  const { states, deviceCardCounts: counts, tampered } = read.value;
+  touchOf.forEach((itemIndex, t) => (deviceCardCounts[itemIndex] = counts[t] ?? 1));
+  if (tampered > 0) ctx.events?.stateOutcome?.("tampered", tampered);
+
+  const missing: string[] = [];
+  cardIds.forEach((cardId, k) => {
+    const stored = states[k];
+    const state = stored ? safeDecode(stored.bytes, model.hiddenSize) : undefined;
+    if (stored && state) {
+      slots.set(cardId, { state, position: stored.position, history: [], changed: false });
+    } else {
+      missing.push(cardId);
+      slots.set(cardId, {
+        state: emptyCardState(model.hiddenSize),
+        position: -1,
+        history: [],
+        changed: false,
+      });
+    }
+  });
+  ctx.events?.stateOutcome?.("hit", cardIds.length - missing.length);
+  if (missing.length > 0) {
+    ctx.events?.stateOutcome?.("miss", missing.length);
+    await rebuildFromHistory(missing, ctx, slots);
+  }
+  return { ok: true };
+}
+
+function safeDecode(bytes: Uint8Array, hidden: number): CardState | undefined {
+  try {
+    const state = decodeCardState(bytes);
+    return state.h.length === hidden ? state : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Missing (or other-version, or tampered) state is rebuilt by stepping the model over the
+ * card's capped recent history rather than started cold. Best effort: on any failure the card
+ * starts from empty state, which is what a new card gets anyway.
+ */
+async function rebuildFromHistory(
+  cardIds: readonly string[],
+  ctx: ScoringContext,
+  slots: Map<string, CardSlot>,
+) {
+  const histories = await ctx.guards.stateRead.run(() => ctx.store.readHistories(cardIds));
+  if (!histories.ok) return;
+  const replays = cardIds
+    .map((cardId, k) => ({ cardId, entries: decodeHistory(histories.value[k] ?? []) }))
+    .filter((r) => r.entries.length > 0);
+  const longest = replays.reduce((n, r) => Math.max(n, r.entries.length), 0);
+  const rebuilt = new Map(replays.map((r) => [r.cardId, slots.get(r.cardId)!.state]));
+  for (let step = 0; step < longest; step++) {
+    const rows = replays.filter((r) => step < r.entries.length);
+    const stepped = await stepRows(
+      rows.map((r) => {
+        const e = r.entries[step]!;
+        return {
+          state: rebuilt.get(r.cardId)!,
+          tx: e.tx,
+          hashes: e.hashes,
+          deviceCardCount: e.deviceCardCount,
+        };
+      }),
+      ctx,
+    );
+    if (!stepped.ok) return;
+    rows.forEach((r, k) => {
+      const e = r.entries[step]!;
+      const advanced = advanceCardState(rebuilt.get(r.cardId)!, e.tx, e.hashes);
+      advanced.h = stepped.h[k]!;
+      advanced.c = stepped.c[k]!;
+      rebuilt.set(r.cardId, advanced);
+    });
+  }
+  for (const [cardId, state] of rebuilt) slots.get(cardId)!.state = state;
+  if (rebuilt.size > 0) ctx.events?.stateOutcome?.("rebuild", rebuilt.size);
+}
+
+function decodeHistory(entries: readonly HistoryEntry[]) {
+  const out: Array<{ tx: Transaction; hashes: FeatureHashes; deviceCardCount: number }> = [];
+  for (const entry of entries) {
+    const tx = decodeTransactionPayload(entry.payload);
+    if (tx.ok)
+      out.push({
+        tx: tx.value,
+        hashes: computeFeatureHashes(tx.value),
+        deviceCardCount: entry.deviceCardCount,
+      });
+  }
+  return out;
+}
+
+interface StepRow {
+  readonly state: CardState;
+  readonly tx: Transaction;
+  readonly hashes: FeatureHashes;
+  readonly deviceCardCount: number;
+}
+
+type Stepped =
+  | { ok: true; score: Float32Array; h: Float32Array[]; c: Float32Array[]; x: Float32Array }
+  | { ok: false; failure: CallFailure };
+
+/** Features for each row, then one batched model step. */
+async function stepRows(rows: readonly StepRow[], ctx: ScoringContext, times?: StageTimes): Promise<Stepped> {
+  const model = ctx.model!;
+  const H = model.hiddenSize;
+  const B = rows.length;
+  const f0 = ctx.clock.monotonicUs();
+  const x = new Float32Array(B * FEATURE_COUNT);
+  const h = new Float32Array(B * H);
+  const c = new Float32Array(B * H);
+  rows.forEach((row, k) => {
+    computeFeatures(
+      row.tx,
+      row.hashes,
+      row.state,
+      { deviceCardCount24h: row.deviceCardCount },
+      x,
+      k * FEATURE_COUNT,
+    );
+    h.set(row.state.h, k * H);
+    c.set(row.state.c, k * H);
+  });
+  const m0 = ctx.clock.monotonicUs();
+  const result = await ctx.guards.model.run(() => model.step(x, h, c, B));
+  const m1 = ctx.clock.monotonicUs();
+  if (times) {
+    times.features += m0 - f0;
+    times.model += m1 - m0;
+  }
+  if (!result.ok) {
+    ctx.events?.dependencyFailure?.("model", result.failure, result.error);
+    return result;
+  }
+  const { score, h: h2, c: c2 } = result.value;
+  return {
+    ok: true,
+    score,
+    x,
+    h: rows.map((_, k) => h2.slice(k * H, (k + 1) * H)),
+    c: rows.map((_, k) => c2.slice(k * H, (k + 1) * H)),
+  };
+}
+
+async function scoreWithModel(
+  items: readonly ScoringItem[],
+  indexes: readonly number[],
+  ctx: ScoringContext,
+  slots: Map<string, CardSlot>,
+  deviceCardCounts: Float64Array,
+  outcomes: Array<Outcome | undefined>,
+  times: StageTimes,
+) {
+  // Waves: the k-th occurrence of each card goes in wave k, so a card seen twice is stepped
+  // twice, in arrival order, each step from the state the previous one left.
+  const waves: number[][] = [];
+  const occurrences = new Map<string, number>();
+  for (const i of indexes) {
+    const cardId = items[i]!.tx.cardId;
+    const k = occurrences.get(cardId) ?? 0;
+    occurrences.set(cardId, k + 1);
+    (waves[k] ??= []).push(i);
+  }
+  let modelDown: number | undefined;
+  for (const wave of waves) {
+    if (modelDown !== undefined) {
+      for (const i of wave) outcomes[i] = rulesOnly(items[i]!, ctx, modelDown);
+      continue;
+    }
+    const rows = wave.map((i) => ({
+      state: slots.get(items[i]!.tx.cardId)!.state,
+      tx: items[i]!.tx,
+      hashes: items[i]!.hashes,
+      deviceCardCount: deviceCardCounts[i]!,
+    }));
+    const stepped = await stepRows(rows, ctx, times);
+    if (!stepped.ok) {
+      modelDown = causeOf(stepped.failure);
+      if (stepped.failure === "error") modelDown = FallbackCause.FALLBACK_CAUSE_MODEL_UNAVAILABLE;
+      for (const i of wave) outcomes[i] = rulesOnly(items[i]!, ctx, modelDown);
+      continue;
+    }
+    const p0 = ctx.clock.monotonicUs();
+    const explain: number[] = [];
+    wave.forEach((i, k) => {
+      const item = items[i]!;
+      const slot = slots.get(item.tx.cardId)!;
+      const features = stepped.x.subarray(k * FEATURE_COUNT, (k + 1) * FEATURE_COUNT);
+      const verdict = ctx.rules.evaluate({ tx: item.tx, hashes: item.hashes, features, stateKnown: true });
+      const score = stepped.score[k]!;
+      outcomes[i] = {
+        score,
+        verdict,
+        features,
+        topFeatures: [],
+        fallbackCause: FallbackCause.FALLBACK_CAUSE_UNSPECIFIED,
+      };
+      if (score >= ctx.thresholds.review && (ctx.explainTopFeatures ?? 0) > 0) explain.push(k);
+      // A position at or before the stored one was applied already (a record reprocessed after
+      // a crash or rebalance): decide it again, but do not apply it twice.
+      if (item.position <= slot.position) return;
+      const next = advanceCardState(slot.state, item.tx, item.hashes);
+      next.h = stepped.h[k]!;
+      next.c = stepped.c[k]!;
+      slot.state = next;
+      slot.position = item.position;
+      slot.changed = true;
+      slot.history.push({ payload: item.payload, deviceCardCount: deviceCardCounts[i]! });
+    });
+    times.policy += ctx.clock.monotonicUs() - p0;
+    if (explain.length > 0) await explainScores(explain, wave, rows, stepped, outcomes, ctx, times);
+  }
+}
+
+/**
+ * Occlusion attribution for the few transactions flagged for review or decline: each feature
+ * in turn is reset to 0 (the training mean of a standardised feature) and the score drop is
+ * measured, all in one batched model call. Cheap because only flagged transactions pay for it.
+ */
+async function explainScores(
+  flagged: readonly number[],
+  wave: readonly number[],
+  rows: readonly StepRow[],
+  stepped: Extract<Stepped, { ok: true }>,
+  outcomes: Array<Outcome | undefined>,
+  ctx: ScoringContext,
+  times: StageTimes,
+) {
+  const model = ctx.model!;
+  const H = model.hiddenSize;
+  const B = flagged.length * FEATURE_COUNT;
+  const x = new Float32Array(B * FEATURE_COUNT);
+  const h = new Float32Array(B * H);
+  const c = new Float32Array(B * H);
+  flagged.forEach((k, n) => {
+    const base = stepped.x.subarray(k * FEATURE_COUNT, (k + 1) * FEATURE_COUNT);
+    for (let f = 0; f < FEATURE_COUNT; f++) {
+      const row = n * FEATURE_COUNT + f;
+      x.set(base, row * FEATURE_COUNT);
+      x[row * FEATURE_COUNT + f] = 0;
+      h.set(rows[k]!.state.h, row * H);
+      c.set(rows[k]!.state.c, row * H);
+    }
+  });
+  const m0 = ctx.clock.monotonicUs();
+  const result = await ctx.guards.model.run(() => model.step(x, h, c, B));
+  times.model += ctx.clock.monotonicUs() - m0;
+  if (!result.ok) return;
+  const top = ctx.explainTopFeatures ?? 0;
+  flagged.forEach((k, n) => {
+    const outcome = outcomes[wave[k]!]!;
+    const drops = FEATURE_NAMES.map((name, f) => ({
+      name,
+      drop: outcome.score - result.value.score[n * FEATURE_COUNT + f]!,
+    }));
+    outcome.topFeatures = drops
+      .filter((d) => d.drop > 0)
+      .sort((a, b) => b.drop - a.drop)
+      .slice(0, top)
+      .map((d) => d.name);
+  });
+}
+
+async function writeStates(slots: Map<string, CardSlot>, ctx: ScoringContext) {
+  const writes: CardStateWrite[] = [];
+  for (const [cardId, slot] of slots) {
+    if (!slot.changed) continue;
+    writes.push({
+      cardId,
+      bytes: encodeCardState(slot.state),
+      position: slot.position,
+      history: slot.history,
+    });
+  }
+  if (writes.length === 0) return;
+  const written = await ctx.guards.stateWrite.run(() => ctx.store.writeBatch(writes));
+  if (!written.ok) {
+    // The decisions stand; the cards' next transactions see the previous state.
+    ctx.events?.dependencyFailure?.("state_write", written.failure, written.error);
+    return;
+  }
+  const stale = written.value.filter((o) => o === "stale").length;
+  if (stale > 0) ctx.events?.stateOutcome?.("stale_write", stale);
+}
+
+/** The rules alone, on transaction-only facts (card state unknown). */
+function rulesOnly(item: ScoringItem, ctx: ScoringContext, fallbackCause: number): Outcome {
+  const features = new Float32Array(FEATURE_COUNT);
+  computeFeatures(
+    item.tx,
+    item.hashes,
+    emptyCardState(ctx.model?.hiddenSize ?? 1),
+    {
+      deviceCardCount24h: item.hashes.device !== 0 ? 1 : 0,
+    },
+    features,
+    0,
+  );
+  const verdict = ctx.rules.evaluate({ tx: item.tx, hashes: item.hashes, features, stateKnown: false });
+  return { score: verdict.score, verdict, features, topFeatures: [], fallbackCause };
+}
+
+const us = (n: number) => Math.max(0, Math.round(n)) >>> 0;
+
+function toDecision(
+  item: ScoringItem,
+  outcome: Outcome,
+  ctx: ScoringContext,
+  times: StageTimes,
+  pickedAtMs: number,
+  decidedAtMs: number,
+): DecisionInit {
+  const fallback = outcome.fallbackCause !== FallbackCause.FALLBACK_CAUSE_UNSPECIFIED;
+  return {
+    transactionId: item.tx.transactionId,
+    cardId: item.tx.cardId,
+    action: decideAction(outcome.score, outcome.verdict, ctx.thresholds),
+    score: outcome.score,
+    reasonCodes: reasonCodes(outcome.verdict, outcome.topFeatures),
+    modelVersion: ctx.model?.modelVersion ?? "",
+    featureSchemaVersion: ctx.model?.featureSchemaVersion ?? "",
+    rulesVersion: ctx.rules.version,
+    fallback,
+    fallbackCause: outcome.fallbackCause,
+    eventTimeMs: item.tx.eventTimeMs,
+    decidedAtMs,
+    timings: {
+      queueUs: us((pickedAtMs - item.budgetStartMs) * 1000),
+      decodeUs: us(item.decodeUs),
+      stateReadUs: us(times.stateRead),
+      featuresUs: us(times.features),
+      modelUs: us(times.model),
+      policyUs: us(times.policy),
+      stateWriteUs: us(times.stateWrite),
+      totalUs: us((decidedAtMs - item.budgetStartMs) * 1000),
+    },
+  };
+}

@@ -1,0 +1,163 @@
+// The composition root of `fraud-scorer serve`: it reads like the data-flow diagram.
+//   transactions ─► TransactionConsumer (decode, hash, DLQ) ─► ScoringQueue ─► scoreBatch
+//   (state read, model step, policy, state write) ─► DecisionProducer ─► decisions,
+//   offsets committed after the decisions are acknowledged.
+// The model is verified and warmed, and the schemas registered, before the consumer joins.
+import type { Logger } from "pino";
+import { SchemaRegistry, TRANSACTION_TYPE } from "../codec/schemaRegistry.js";
+import type { CardStateStore, ModelStepper, RuleEvaluator } from "../scoring/ports.js";
+import { systemClock } from "../scoring/ports.js";
+import { GuardedCall, type BreakerState } from "../scoring/guardedCall.js";
+import type { PolicyThresholds } from "../scoring/policy.js";
+import { scoreBatch, type ScoringEvents } from "../scoring/scoreBatch.js";
+import { DeadLetterPublisher } from "./deadLetter.js";
+import { DecisionProducer } from "./decisionProducer.js";
+import { createKafka, type KafkaClientOptions } from "./kafkaClient.js";
+import { ScoringQueue } from "./scoringQueue.js";
+import { TransactionConsumer } from "./transactionConsumer.js";
+import type { ScorerMetrics } from "../ops/metrics.js";
+import type { Readiness } from "../ops/readiness.js";
+
+export interface ScorerSettings {
+  readonly kafka: Omit<KafkaClientOptions, "logger"> & {
+    readonly groupId: string;
+    readonly transactionsTopic: string;
+    readonly decisionsTopic: string;
+    readonly dlqTopic: string;
+    readonly partitionsConsumedConcurrently: number;
+    readonly maxFrameBytes: number;
+  };
+  readonly schemaRegistry: {
+    readonly url: string;
+    readonly username?: string | undefined;
+    readonly password?: string | undefined;
+  };
+  readonly scoring: {
+    readonly budgetMs: number;
+    readonly maxBatch: number;
+    readonly thresholds: PolicyThresholds;
+    readonly minBudgetForModelMs: number;
+    readonly stateTimeoutMs: number;
+    readonly modelTimeoutMs: number;
+    readonly breaker: {
+      readonly errorThresholdPercentage: number;
+      readonly resetTimeoutMs: number;
+      readonly volumeThreshold: number;
+    };
+    readonly explainTopFeatures: number;
+  };
+}
+
+export interface ScorerParts {
+  readonly store: CardStateStore;
+  readonly model: ModelStepper;
+  readonly rules: RuleEvaluator;
+  readonly metrics: ScorerMetrics;
+  readonly readiness: Readiness;
+  readonly logger: Logger;
+}
+
+export interface RunningScorer {
+  /** Drains the in-flight batch, commits, leaves the group, closes connections. */
+  stop(): Promise<void>;
+}
+
+const breakerGauge = { closed: 0, half_open: 1, open: 2 } as const satisfies Record<BreakerState, number>;
+
+export async function startScorer(settings: ScorerSettings, parts: ScorerParts): Promise<RunningScorer> {
+  const { store, model, rules, metrics, readiness, logger } = parts;
+  const { scoring } = settings;
+
+  const registry = new SchemaRegistry(settings.schemaRegistry);
+  const { transactionSchemaId, decisionSchemaId } = await registry.registerContracts({
+    transactionsTopic: settings.kafka.transactionsTopic,
+    decisionsTopic: settings.kafka.decisionsTopic,
+  });
+  logger.info({ transactionSchemaId, decisionSchemaId }, "contract schemas registered");
+
+  const kafka = createKafka({ ...settings.kafka, logger });
+  const decisions = new DecisionProducer({ kafka, topic: settings.kafka.decisionsTopic, decisionSchemaId });
+  const deadLetters = new DeadLetterPublisher({ kafka, topic: settings.kafka.dlqTopic });
+  await Promise.all([decisions.connect(), deadLetters.connect()]);
+
+  const onStateChange = (name: string, state: BreakerState) => {
+    metrics.setBreakerState(name, breakerGauge[state]);
+    logger.warn({ breaker: name, state }, "circuit breaker changed state");
+  };
+  const guard = (name: string, timeoutMs: number) =>
+    new GuardedCall({ name, timeoutMs, ...breakerOptions(scoring.breaker), onStateChange });
+  const guards = {
+    stateRead: guard("state_read", scoring.stateTimeoutMs),
+    model: guard("model", scoring.modelTimeoutMs),
+    stateWrite: guard("state_write", scoring.stateTimeoutMs),
+  };
+  for (const g of Object.values(guards)) metrics.setBreakerState(g.name, 0);
+
+  const events: ScoringEvents = {
+    stateOutcome: (outcome, count) => metrics.countCardState(outcome, count),
+    dependencyFailure: (dependency, failure, error) =>
+      logger.warn({ dependency, failure, err: error }, "dependency call failed; rules decide"),
+  };
+
+  const queue = new ScoringQueue({
+    maxBatch: scoring.maxBatch,
+    onBatch: (size) => metrics.observeBatchSize(size),
+    score: (items) =>
+      scoreBatch(items, {
+        store,
+        model,
+        rules,
+        thresholds: scoring.thresholds,
+        budgetMs: scoring.budgetMs,
+        minBudgetForModelMs: scoring.minBudgetForModelMs,
+        guards,
+        clock: systemClock,
+        explainTopFeatures: scoring.explainTopFeatures,
+        events,
+      }),
+    publish: async (batch) => {
+      const t0 = performance.now();
+      await decisions.publish(batch);
+      const ackedAt = Date.now();
+      metrics.observeStage("produce", (performance.now() - t0) / 1000);
+      for (const d of batch) metrics.observeDecision(d, ackedAt);
+    },
+  });
+
+  const consumer = new TransactionConsumer({
+    kafka,
+    groupId: settings.kafka.groupId,
+    topic: settings.kafka.transactionsTopic,
+    partitionsConsumedConcurrently: settings.kafka.partitionsConsumedConcurrently,
+    maxFrameBytes: settings.kafka.maxFrameBytes,
+    queue,
+    deadLetters,
+    transactionSchemaIds: new Set([transactionSchemaId]),
+    isTransactionSchema: async (id) => (await registry.firstMessageType(id)) === TRANSACTION_TYPE,
+    logger,
+    onDeadLetter: (reason) => metrics.countDeadLetter(reason),
+    onLag: (partition, lag) => metrics.setConsumerLag(partition, lag),
+    onDecoded: (decodeUs) => metrics.observeStage("decode", decodeUs / 1e6),
+  });
+  void consumer.joined().then(() => {
+    readiness.set("groupJoined", true);
+    logger.info({ groupId: settings.kafka.groupId }, "joined the consumer group");
+  });
+  await consumer.start();
+
+  return {
+    async stop() {
+      readiness.set("groupJoined", false);
+      await consumer.stop(); // waits for the batches in hand, commits, leaves the group
+      await queue.idle();
+      await Promise.all([decisions.disconnect(), deadLetters.disconnect()]);
+      for (const g of Object.values(guards)) g.shutdown();
+    },
+  };
+}
+
+const breakerOptions = (b: ScorerSettings["scoring"]["breaker"]) => ({
+  errorThresholdPercentage: b.errorThresholdPercentage,
+  resetTimeoutMs: b.resetTimeoutMs,
+  volumeThreshold: b.volumeThreshold,
+});

@@ -1,0 +1,291 @@
+// `fraud-scorer serve` as a real process against the real broker, registry and Redis.
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { randomBytes } from "node:crypto";
+import { Redis } from "ioredis";
+import type { Producer } from "kafkajs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { encodeConfluentFrame } from "../../src/codec/confluent.js";
+import { joinDelimitedFrames } from "../../src/codec/delimited.js";
+import {
+  Action,
+  encodeTransactionPayload,
+  FallbackCause,
+  type Transaction,
+} from "../../src/codec/messages.js";
+import { decodeCardState } from "../../src/features/cardStateCodec.js";
+import { RedisCardStateStore } from "../../src/features/redisCardStateStore.js";
+import { FEATURE_SCHEMA_VERSION } from "../../src/features/featureVector.js";
+import { testEndpoints } from "./endpoints.js";
+import { DecisionsCollector, TopicCollector } from "./support/decisionsCollector.js";
+import { createTestTopics, testKafka, type TestTopics } from "./support/kafkaTestTopics.js";
+import { committedModelDir, committedModelVersion } from "./support/committedModel.js";
+import { freePort, ScorerProcess } from "./support/scorerProcess.js";
+import { delimitedRecord, makeTransactions, produceTransactions } from "./support/transactionTraffic.js";
+
+const endpoints = testEndpoints();
+const hmacKeyHex = randomBytes(32).toString("hex");
+
+function scorerEnv(topics: TestTopics, overrides: Record<string, string> = {}): Record<string, string> {
+  return {
+    KAFKA_BROKERS: endpoints.kafkaBrokers,
+    SCHEMA_REGISTRY_URL: endpoints.schemaRegistryUrl,
+    REDIS_URL: endpoints.redisUrl,
+    TRANSACTIONS_TOPIC: topics.transactions,
+    DECISIONS_TOPIC: topics.decisions,
+    DLQ_TOPIC: topics.dlq,
+    KAFKA_GROUP_ID: `scorer-${topics.transactions}`,
+    REDIS_NAMESPACE: `test:${topics.transactions}`,
+    MODEL_DIR: committedModelDir(),
+    MODEL_PROVIDER: "cpu",
+    STATE_HMAC_KEY: hmacKeyHex,
+    LOG_LEVEL: "warn",
+    ...overrides,
+  };
+}
+
+let producer: Producer;
+
+beforeAll(async () => {
+  producer = testKafka(endpoints.kafkaBrokers).producer({ idempotent: true, maxInFlightRequests: 1 });
+  await producer.connect();
+});
+
+afterAll(async () => {
+  await producer?.disconnect();
+});
+
+async function withScorer<T>(
+  topics: TestTopics,
+  env: Record<string, string>,
+  body: (scorer: ScorerProcess, decisions: DecisionsCollector) => Promise<T>,
+): Promise<T> {
+  const decisions = new DecisionsCollector(endpoints.kafkaBrokers, topics.decisions);
+  await decisions.start();
+  const scorer = await ScorerProcess.start(scorerEnv(topics, env));
+  try {
+    return await body(scorer, decisions);
+  } finally {
+    await scorer.stop("SIGTERM");
+    await decisions.stop();
+  }
+}
+
+describe("fraud-scorer serve on the real stack", () => {
+  it("decides each of 10,000 transactions exactly once", async () => {
+    const topics = await createTestTopics(endpoints.kafkaBrokers, "tenk", 12);
+    const txs = makeTransactions(10_000, { cards: 1_000, prefix: "tenk" });
+    await withScorer(topics, {}, async (_scorer, decisions) => {
+      await produceTransactions(producer, topics.transactions, txs);
+      const decided = await decisions.waitForDistinct(10_000, 150_000);
+      const produced = new Set(txs.map((t) => t.transactionId));
+      expect(decided).toHaveLength(10_000);
+      expect(decided.every((d) => produced.has(d.transactionId))).toBe(true);
+      // Keys are transaction ids, so consumers can deduplicate.
+      expect(decisions.records.every((r) => produced.has(r.key))).toBe(true);
+      expect(decided.every((d) => d.action !== Action.ACTION_UNSPECIFIED)).toBe(true);
+    });
+  });
+
+  it("sends each malformed record to the DLQ with its reason and still decides every good one", async () => {
+    const topics = await createTestTopics(endpoints.kafkaBrokers, "dlq");
+    const good = makeTransactions(200, { cards: 20, prefix: "dlq" });
+    const cardless = {
+      ...good[0]!.toJSON(),
+      transactionId: "bad-no-card",
+      cardId: "",
+    } as unknown as Transaction;
+    const bad: Array<{ reason: string; value: Buffer }> = [
+      { reason: "malformed_message", value: joinDelimitedFrames([Buffer.from([0x0a, 0x7f, 0x01])]) },
+      { reason: "truncated_frame", value: delimitedRecord(good[1]!).subarray(0, 10) },
+      { reason: "missing_required_field", value: joinDelimitedFrames([encodeTransactionPayload(cardless)]) },
+      {
+        reason: "unknown_schema_id",
+        value: encodeConfluentFrame({
+          schemaId: 987_654,
+          messageIndexes: [0],
+          payload: encodeTransactionPayload(good[2]!),
+        }),
+      },
+      { reason: "empty_record", value: Buffer.alloc(0) },
+    ];
+    const dlq = new TopicCollector(endpoints.kafkaBrokers, topics.dlq);
+    await dlq.start();
+    try {
+      await withScorer(topics, {}, async (_scorer, decisions) => {
+        const messages = good.map((tx) => ({ key: tx.cardId, value: delimitedRecord(tx) }));
+        bad.forEach((b, i) => messages.splice(20 + i * 37, 0, { key: `bad-${i}`, value: b.value }));
+        await producer.send({ topic: topics.transactions, acks: -1, messages });
+        const decided = await decisions.waitForDistinct(good.length, 60_000);
+        await dlq.waitFor(() => dlq.records.length >= bad.length, 30_000, "dead letters");
+        expect(new Set(decided.map((d) => d.transactionId))).toEqual(
+          new Set(good.map((t) => t.transactionId)),
+        );
+        const reasons = dlq.records.map((r) => r.headers["dlq.reason"]).sort();
+        expect(reasons).toEqual(bad.map((b) => b.reason).sort());
+        for (const letter of dlq.records) {
+          expect(letter.headers["dlq.source.topic"]).toBe(topics.transactions);
+          expect(Number(letter.headers["dlq.source.offset"])).toBeGreaterThanOrEqual(0);
+          const original = bad.find((b) => b.reason === letter.headers["dlq.reason"])!;
+          expect(letter.value.equals(original.value)).toBe(true); // original bytes kept
+        }
+      });
+    } finally {
+      await dlq.stop();
+    }
+  });
+
+  it("keeps deciding by rules inside the budget while Redis is down, and returns to the model when it is back", async () => {
+    const topics = await createTestTopics(endpoints.kafkaBrokers, "redisdown");
+    const redisPort = await freePort();
+    const startRedis = async () => {
+      const child = spawn("redis-server", ["--port", String(redisPort), "--save", "", "--appendonly", "no"], {
+        stdio: "ignore",
+      });
+      const client = new Redis({
+        port: redisPort,
+        lazyConnect: true,
+        maxRetriesPerRequest: 0,
+        retryStrategy: () => 100,
+      });
+      for (let i = 0; i < 50; i++) {
+        try {
+          await client.connect();
+          await client.ping();
+          break;
+        } catch {
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+      client.disconnect();
+      return child;
+    };
+    let redis: ChildProcess = await startRedis();
+    const phase = (name: string, n: number) => makeTransactions(n, { cards: 30, prefix: `rd-${name}` });
+    const [before, during, after] = [phase("a", 150), phase("b", 150), phase("c", 150)];
+    try {
+      await withScorer(
+        topics,
+        { REDIS_URL: `redis://127.0.0.1:${redisPort}` },
+        async (_scorer, decisions) => {
+          await produceTransactions(producer, topics.transactions, before);
+          await decisions.waitForDistinct(150, 60_000);
+          const byId = () => decisions.byTransaction;
+          expect(
+            before.filter((t) => byId().get(t.transactionId)?.fallback === false).length,
+          ).toBeGreaterThan(140);
+
+          redis.kill("SIGKILL");
+          await once(redis, "exit");
+          await produceTransactions(producer, topics.transactions, during, 10);
+          await decisions.waitForDistinct(300, 60_000);
+          const degraded = during.map((t) => byId().get(t.transactionId)!);
+          expect(degraded.every((d) => d.fallback)).toBe(true);
+          const causes = new Set(degraded.map((d) => d.fallbackCause));
+          for (const cause of causes) {
+            expect([
+              FallbackCause.FALLBACK_CAUSE_STATE_UNAVAILABLE,
+              FallbackCause.FALLBACK_CAUSE_TIMEOUT,
+              FallbackCause.FALLBACK_CAUSE_BREAKER_OPEN,
+            ]).toContain(cause);
+          }
+          // Inside the 200 ms budget, measured from the record timestamp to the decision.
+          expect(Math.max(...degraded.map((d) => d.timings!.totalUs))).toBeLessThan(200_000);
+
+          redis = await startRedis();
+          await new Promise((r) => setTimeout(r, 6_000)); // breakers' reset timeout (5 s)
+          await produceTransactions(producer, topics.transactions, after, 10);
+          await decisions.waitForDistinct(450, 60_000);
+          const recovered = after.map((t) => byId().get(t.transactionId)!);
+          expect(recovered.filter((d) => !d.fallback).length).toBeGreaterThan(100);
+          const all = [...before, ...during, ...after].map((t) => t.transactionId);
+          expect(all.every((id) => byId().has(id))).toBe(true);
+        },
+      );
+    } finally {
+      redis.kill("SIGKILL");
+    }
+  });
+
+  it("after a SIGKILL and restart every transaction is decided and no card state applied one twice", async () => {
+    const topics = await createTestTopics(endpoints.kafkaBrokers, "sigkill");
+    const txs = makeTransactions(4_000, { cards: 40, prefix: "kill" });
+    const env = scorerEnv(topics);
+    const decisions = new DecisionsCollector(endpoints.kafkaBrokers, topics.decisions);
+    await decisions.start();
+    try {
+      const first = await ScorerProcess.start(env);
+      const producing = produceTransactions(producer, topics.transactions, txs, 50);
+      await decisions.waitFor(() => decisions.decisions().length >= 800, 60_000, "some decisions");
+      await first.stop("SIGKILL");
+      await producing;
+      const second = await ScorerProcess.start(env);
+      try {
+        await decisions.waitForDistinct(4_000, 120_000);
+      } finally {
+        await second.stop("SIGTERM");
+      }
+      expect(decisions.decisions()).toHaveLength(4_000);
+
+      const redis = new Redis(endpoints.redisUrl);
+      try {
+        const store = new RedisCardStateStore({
+          redis,
+          namespace: env.REDIS_NAMESPACE!,
+          modelVersion: committedModelVersion(),
+          featureSchemaVersion: FEATURE_SCHEMA_VERSION,
+          hmacKey: Buffer.from(hmacKeyHex, "hex"),
+        });
+        const cardIds = [...new Set(txs.map((t) => t.cardId))];
+        const { states } = await store.readBatch({ cardIds, deviceTouches: [], nowMs: Date.now() });
+        const perCard = new Map<string, number>();
+        for (const t of txs) perCard.set(t.cardId, (perCard.get(t.cardId) ?? 0) + 1);
+        cardIds.forEach((cardId, k) => {
+          const stored = states[k];
+          expect(stored, `state of ${cardId}`).toBeDefined();
+          expect(decodeCardState(stored!.bytes).txCount, `transactions applied to ${cardId}`).toBe(
+            perCard.get(cardId),
+          );
+        });
+      } finally {
+        redis.disconnect();
+      }
+    } finally {
+      await decisions.stop();
+    }
+  });
+
+  it("treats a tampered state value as absent, counts it, rebuilds it, and decides as if untouched", async () => {
+    const topics = await createTestTopics(endpoints.kafkaBrokers, "tamper");
+    // Twin cards: the same history on two card ids; one's stored state gets tampered with.
+    const startMs = Date.now() - 600_000;
+    const a = makeTransactions(6, { cards: 1, prefix: "tamper-a", startMs });
+    const b = makeTransactions(6, { cards: 1, prefix: "tamper-b", startMs });
+    await withScorer(topics, {}, async (scorer, decisions) => {
+      await produceTransactions(producer, topics.transactions, [...a.slice(0, 5), ...b.slice(0, 5)]);
+      await decisions.waitForDistinct(10, 60_000);
+      const redis = new Redis(endpoints.redisUrl);
+      try {
+        const keys = await redis.keys(`test:${topics.transactions}*card-tamper-a-0*`);
+        const stateKey = keys.find((k) => !k.includes("hist"));
+        expect(stateKey, `state key among ${keys.join(", ")}`).toBeDefined();
+        const value = (await redis.hgetBuffer(stateKey!, "v"))!;
+        value[8] = value[8]! ^ 0xff;
+        await redis.hset(stateKey!, "v", value);
+      } finally {
+        redis.disconnect();
+      }
+      await produceTransactions(producer, topics.transactions, [a[5]!, b[5]!]);
+      await decisions.waitForDistinct(12, 60_000);
+      expect(await scorer.metric("fraud_card_state_total", { outcome: "tampered" })).toBeGreaterThanOrEqual(
+        1,
+      );
+      expect(await scorer.metric("fraud_card_state_total", { outcome: "rebuild" })).toBeGreaterThanOrEqual(1);
+      const tampered = decisions.byTransaction.get(a[5]!.transactionId)!;
+      const intact = decisions.byTransaction.get(b[5]!.transactionId)!;
+      expect(tampered.fallback).toBe(false);
+      expect(tampered.action).toBe(intact.action);
+      expect(Math.abs(tampered.score - intact.score)).toBeLessThan(1e-4);
+    });
+  });
+});

@@ -1,0 +1,36 @@
+// Per-test topics, so integration tests never see each other's records.
+import { randomUUID } from "node:crypto";
+import { Kafka, logLevel } from "kafkajs";
+
+export interface TestTopics {
+  readonly transactions: string;
+  readonly decisions: string;
+  readonly dlq: string;
+}
+
+export const testKafka = (brokers: string): Kafka =>
+  new Kafka({
+    clientId: `test-${randomUUID().slice(0, 8)}`,
+    brokers: brokers.split(","),
+    logLevel: logLevel.NOTHING,
+  });
+
+export async function createTestTopics(brokers: string, label: string, partitions = 4): Promise<TestTopics> {
+  const id = `${label}-${randomUUID().slice(0, 8)}`;
+  const topics = { transactions: `tx-${id}`, decisions: `dec-${id}`, dlq: `dlq-${id}` };
+  const admin = testKafka(brokers).admin();
+  await admin.connect();
+  try {
+    await admin.createTopics({
+      waitForLeaders: true,
+      topics: [
+        { topic: topics.transactions, numPartitions: partitions },
+        { topic: topics.decisions, numPartitions: partitions },
+        { topic: topics.dlq, numPartitions: 1 },
+      ],
+    });
+  } finally {
+    await admin.disconnect();
+  }
+  return topics;
+}
