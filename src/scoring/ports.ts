@@ -92,10 +92,10 @@ export interface RuleVerdict {
 export interface RuleInput {
   readonly tx: import("../codec/messages.js").Transaction;
   readonly hashes: import("../ingest/featureHashes.js").FeatureHashes;
-  /** The feature vector of this transaction (FEATURE_NAMES order). */
-  readonly features: Float32Array;
-  /** False when card state could not be read: state-derived features are unknown. */
-  readonly stateKnown: boolean;
+  /** The card's state before this transaction; null when it could not be read. */
+  readonly state: import("../features/cardState.js").CardState | null;
+  /** Distinct cards on the device (24 h); null when the shared signal could not be read. */
+  readonly deviceCardCount: number | null;
 }
 
 /** The compiled rule set (src/rules), deterministic and in-process. */

@@ -90,7 +90,6 @@ interface CardSlot {
 interface Outcome {
   score: number;
   verdict: RuleVerdict;
-  features: Float32Array;
   topFeatures: string[];
   fallbackCause: number; // FallbackCause; UNSPECIFIED = the model decided
 }
@@ -372,13 +371,16 @@ async function scoreWithModel(
     wave.forEach((i, k) => {
       const item = items[i]!;
       const slot = slots.get(item.tx.cardId)!;
-      const features = stepped.x.subarray(k * FEATURE_COUNT, (k + 1) * FEATURE_COUNT);
-      const verdict = ctx.rules.evaluate({ tx: item.tx, hashes: item.hashes, features, stateKnown: true });
+      const verdict = ctx.rules.evaluate({
+        tx: item.tx,
+        hashes: item.hashes,
+        state: slot.state,
+        deviceCardCount: deviceCardCounts[i]!,
+      });
       const score = stepped.score[k]!;
       outcomes[i] = {
         score,
         verdict,
-        features,
         topFeatures: [],
         fallbackCause: FallbackCause.FALLBACK_CAUSE_UNSPECIFIED,
       };
@@ -472,19 +474,13 @@ async function writeStates(slots: Map<string, CardSlot>, ctx: ScoringContext) {
 
 /** The rules alone, on transaction-only facts (card state unknown). */
 function rulesOnly(item: ScoringItem, ctx: ScoringContext, fallbackCause: number): Outcome {
-  const features = new Float32Array(FEATURE_COUNT);
-  computeFeatures(
-    item.tx,
-    item.hashes,
-    emptyCardState(ctx.model?.hiddenSize ?? 1),
-    {
-      deviceCardCount24h: item.hashes.device !== 0 ? 1 : 0,
-    },
-    features,
-    0,
-  );
-  const verdict = ctx.rules.evaluate({ tx: item.tx, hashes: item.hashes, features, stateKnown: false });
-  return { score: verdict.score, verdict, features, topFeatures: [], fallbackCause };
+  const verdict = ctx.rules.evaluate({
+    tx: item.tx,
+    hashes: item.hashes,
+    state: null,
+    deviceCardCount: null,
+  });
+  return { score: verdict.score, verdict, topFeatures: [], fallbackCause };
 }
 
 const us = (n: number) => Math.max(0, Math.round(n)) >>> 0;

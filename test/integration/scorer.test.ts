@@ -181,7 +181,7 @@ describe("fraud-scorer serve on the real stack", () => {
           await decisions.waitForDistinct(300, 60_000);
           const degraded = during.map((t) => byId().get(t.transactionId)!);
           expect(degraded.every((d) => d.fallback)).toBe(true);
-          const causes = new Set(degraded.map((d) => d.fallbackCause));
+          const causes = new Set(degraded.map((d) => d.fallbackCause as number));
           for (const cause of causes) {
             expect([
               FallbackCause.FALLBACK_CAUSE_STATE_UNAVAILABLE,

@@ -1,0 +1,16 @@
+// The rule set as the scoring core's RuleEvaluator port: facts from the one feature
+// implementation (raw values, state-derived ones absent without card state), then the rules.
+import { computeFeatureFacts } from "../features/featureVector.js";
+import type { RuleEvaluator, RuleInput, RuleVerdict } from "../scoring/ports.js";
+import { evaluateRules } from "./evaluateRules.js";
+import type { RuleSet } from "./ruleSet.js";
+
+export function ruleEvaluator(ruleSet: RuleSet): RuleEvaluator {
+  return {
+    version: ruleSet.version,
+    evaluate({ tx, hashes, state, deviceCardCount }: RuleInput): RuleVerdict {
+      const shared = deviceCardCount === null ? null : { deviceCardCount24h: deviceCardCount };
+      return evaluateRules(ruleSet, { tx, hashes, features: computeFeatureFacts(tx, hashes, state, shared) });
+    },
+  };
+}
