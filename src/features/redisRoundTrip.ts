@@ -1,0 +1,84 @@
+// One network round trip for a batch of single-key commands. On a standalone Redis that is one
+// pipeline. On a Cluster a pipeline may only touch slots served by one node (ioredis rejects the
+// whole pipeline otherwise), so the commands are split into one pipeline per node and the
+// pipelines run in parallel: still one round trip of latency. Replies come back in input order.
+import type { ChainableCommander, Cluster, Redis } from "ioredis";
+
+export type RedisClient = Redis | Cluster;
+
+export interface QueuedCommand {
+  /** The command's key (every key of a multi-key command shares its hash tag). */
+  readonly key: string;
+  /** Adds exactly one command to the pipeline. */
+  readonly enqueue: (pipeline: ChainableCommander) => void;
+}
+
+export type CommandReply = [error: Error | null, reply: unknown];
+
+const isCluster = (redis: RedisClient): redis is Cluster => "isCluster" in redis && redis.isCluster === true;
+
+export async function roundTrip(
+  redis: RedisClient,
+  commands: readonly QueuedCommand[],
+): Promise<CommandReply[]> {
+  if (commands.length === 0) return [];
+  if (!isCluster(redis)) return execPipeline(redis.pipeline(), commands);
+
+  const groups = new Map<string, number[]>();
+  for (let i = 0; i < commands.length; i++) {
+    const group = nodeGroupOf(redis, clusterSlot(commands[i]!.key));
+    const members = groups.get(group);
+    if (members === undefined) groups.set(group, [i]);
+    else members.push(i);
+  }
+  const replies = new Array<CommandReply>(commands.length);
+  await Promise.all(
+    [...groups.values()].map(async (indices) => {
+      const groupReplies = await execPipeline(
+        redis.pipeline(),
+        indices.map((i) => commands[i]!),
+      );
+      indices.forEach((commandIndex, j) => (replies[commandIndex] = groupReplies[j]!));
+    }),
+  );
+  return replies;
+}
+
+async function execPipeline(pipeline: ChainableCommander, commands: readonly QueuedCommand[]) {
+  for (const command of commands) command.enqueue(pipeline);
+  const replies = await pipeline.exec();
+  // exec() resolves null only for a MULTI aborted by WATCH, which these pipelines never use.
+  if (replies === null) throw new Error("Redis pipeline returned no replies");
+  return replies;
+}
+
+// Before the slot map is known (client still connecting) each slot is its own group: correct,
+// just more pipelines; ioredis holds them until the cluster is ready.
+const nodeGroupOf = (cluster: Cluster, slot: number): string =>
+  cluster.slots[slot]?.join(";") ?? `slot:${slot}`;
+
+const CLUSTER_SLOTS = 16384;
+
+// CRC16/XMODEM, the hash Redis Cluster uses for key slots.
+const CRC16_TABLE = (() => {
+  const table = new Uint16Array(256);
+  for (let i = 0; i < 256; i++) {
+    let crc = i << 8;
+    for (let bit = 0; bit < 8; bit++) crc = crc & 0x8000 ? (crc << 1) ^ 0x1021 : crc << 1;
+    table[i] = crc & 0xffff;
+  }
+  return table;
+})();
+
+/** The Redis Cluster slot of a key, honouring `{hash tags}` as Redis does. */
+export function clusterSlot(key: string): number {
+  let bytes = Buffer.from(key, "utf8");
+  const open = bytes.indexOf(0x7b); // {
+  if (open >= 0) {
+    const close = bytes.indexOf(0x7d, open + 1); // }
+    if (close > open + 1) bytes = bytes.subarray(open + 1, close);
+  }
+  let crc = 0;
+  for (const byte of bytes) crc = ((crc << 8) & 0xffff) ^ CRC16_TABLE[((crc >> 8) ^ byte) & 0xff]!;
+  return crc % CLUSTER_SLOTS;
+}

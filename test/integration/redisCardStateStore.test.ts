@@ -1,0 +1,509 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { Cluster, Redis } from "ioredis";
+import {
+  RedisCardStateStore,
+  type RedisCardStateStoreOptions,
+} from "../../src/features/redisCardStateStore.js";
+import { clusterSlot, type RedisClient } from "../../src/features/redisRoundTrip.js";
+import { DAY_MS, HOUR_MS } from "../../src/features/cardState.js";
+import type { CardStateWrite, DeviceTouch, HistoryEntry } from "../../src/scoring/ports.js";
+import { startThrowawayCluster, startThrowawayRedis } from "./support/throwawayRedis.js";
+
+const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+const HMAC_KEY = randomBytes(32);
+const TTL_MS = 7 * DAY_MS;
+const NOW = 20_000 * DAY_MS + 12 * HOUR_MS;
+
+/** Bytes that would not survive a UTF-8 round trip. */
+const awkwardBytes = (seed: number) => Uint8Array.of(0x00, 0xff, 0xc3, 0x28, 0x80, seed & 0xff, 0xfe, 0x00);
+const entry = (n: number, deviceCardCount = 1): HistoryEntry => ({
+  payload: Uint8Array.of(0xff, n, 0x00, 0xc3),
+  deviceCardCount,
+});
+const write = (cardId: string, position: number, history: HistoryEntry[] = []): CardStateWrite => ({
+  cardId,
+  position,
+  bytes: awkwardBytes(position),
+  history,
+});
+const payloadsOf = (entries: HistoryEntry[]) => entries.map((e) => [...e.payload]);
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe("RedisCardStateStore against Redis", () => {
+  let redis: Redis;
+  const namespace = `test-cs-${randomUUID().slice(0, 8)}`;
+  const storeFor = (options: Partial<RedisCardStateStoreOptions> = {}) =>
+    new RedisCardStateStore({
+      redis,
+      namespace,
+      modelVersion: "m1",
+      featureSchemaVersion: "f1",
+      hmacKey: HMAC_KEY,
+      ttlMs: TTL_MS,
+      ...options,
+    });
+  const readOne = async (store: RedisCardStateStore, cardId: string) =>
+    store.readBatch({ cardIds: [cardId], deviceTouches: [], nowMs: NOW });
+
+  beforeAll(async () => {
+    redis = new Redis(REDIS_URL, { lazyConnect: true });
+    await redis.connect();
+  });
+
+  afterAll(async () => {
+    const keys = await scanKeys(redis, `${namespace}:*`);
+    if (keys.length > 0) await redis.del(...keys);
+    await redis.quit();
+  });
+
+  it("state bytes and position round-trip through write and read unchanged", async () => {
+    const store = storeFor();
+    const bytes = Uint8Array.from(randomBytes(300));
+    bytes.set([0x00, 0xff, 0xc3, 0x28], 0);
+    const position = 2 ** 52 + 12_345; // offsets × 4096 get large; still exact in a double
+
+    expect(await store.writeBatch([{ cardId: "rt-1", bytes, position, history: [] }])).toEqual(["applied"]);
+    const read = await readOne(store, "rt-1");
+
+    expect(read.states).toHaveLength(1);
+    expect(Buffer.from(read.states[0]!.bytes).equals(Buffer.from(bytes))).toBe(true);
+    expect(read.states[0]!.position).toBe(position);
+    expect(read.tampered).toBe(0);
+    expect(store.stats).toMatchObject({ reads: 1, hits: 1, misses: 0, appliedWrites: 1 });
+  });
+
+  it("keys follow the documented layout", async () => {
+    const store = storeFor();
+    await store.writeBatch([write("layout-1", 1, [entry(1)])]);
+    await store.readBatch({
+      cardIds: [],
+      deviceTouches: [{ deviceKey: "ab12", cardId: "layout-1" }],
+      nowMs: NOW,
+    });
+
+    expect(await redis.type(`${namespace}:state:f1:m1:{layout-1}`)).toBe("hash");
+    expect(await redis.type(`${namespace}:hist:f1:{layout-1}`)).toBe("list");
+    expect(await redis.exists(`${namespace}:dev:{ab12}:${DAY_MS}:20000`)).toBe(1);
+  });
+
+  it("reads states aligned with the requested cards, absent ones undefined", async () => {
+    const store = storeFor();
+    await store.writeBatch([write("align-a", 10), write("align-b", 20)]);
+    const read = await store.readBatch({
+      cardIds: ["align-b", "align-x", "align-a"],
+      deviceTouches: [],
+      nowMs: NOW,
+    });
+    expect(read.states.map((s) => s?.position)).toEqual([20, undefined, 10]);
+    expect(store.stats).toMatchObject({ reads: 3, hits: 2, misses: 1, tampered: 0 });
+  });
+
+  it("a replayed offset does not apply twice", async () => {
+    const store = storeFor();
+    const replayed = write("replay-1", 4096 * 7, [entry(7)]);
+
+    expect(await store.writeBatch([replayed])).toEqual(["applied"]);
+    expect(await store.writeBatch([replayed])).toEqual(["stale"]);
+
+    expect(payloadsOf((await store.readHistories(["replay-1"]))[0]!)).toEqual([[0xff, 7, 0x00, 0xc3]]);
+    expect(store.stats).toMatchObject({ appliedWrites: 1, staleWrites: 1 });
+  });
+
+  it("an older position is stale and leaves the newer state and history in place", async () => {
+    const store = storeFor();
+    await store.writeBatch([write("older-1", 9000, [entry(9)])]);
+    expect(await store.writeBatch([write("older-1", 8999, [entry(8)])])).toEqual(["stale"]);
+
+    expect((await readOne(store, "older-1")).states[0]?.position).toBe(9000);
+    expect(payloadsOf((await store.readHistories(["older-1"]))[0]!)).toEqual([[0xff, 9, 0x00, 0xc3]]);
+  });
+
+  it("positions compare as numbers, not strings", async () => {
+    const store = storeFor();
+    await store.writeBatch([write("numeric-1", 9)]);
+    expect(await store.writeBatch([write("numeric-1", 10)])).toEqual(["applied"]);
+  });
+
+  it("keeps the newest historyLength entries oldest first, with their device counts", async () => {
+    const store = storeFor({ historyLength: 3 });
+    await store.writeBatch([write("hist-1", 1, [entry(1, 2), entry(2, 70_000)])]);
+    await store.writeBatch([write("hist-1", 2, [entry(3, 4)])]);
+    await store.writeBatch([write("hist-1", 3, [entry(4, 5)])]);
+
+    const [history] = await store.readHistories(["hist-1"]);
+    expect(payloadsOf(history!)).toEqual([
+      [0xff, 2, 0x00, 0xc3],
+      [0xff, 3, 0x00, 0xc3],
+      [0xff, 4, 0x00, 0xc3],
+    ]);
+    expect(history!.map((e) => e.deviceCardCount)).toEqual([65_535, 4, 5]);
+    expect(await store.readHistories(["hist-unknown"])).toEqual([[]]);
+  });
+
+  it("a tampered state value is treated as absent and counted", async () => {
+    const store = storeFor();
+    await store.writeBatch([write("tamper-1", 100), write("tamper-2", 100)]);
+    const key = store.stateKey("tamper-1");
+    const value = (await redis.hgetBuffer(key, "v"))!;
+    value[2]! ^= 0x01;
+    await redis.hset(key, "v", value);
+
+    const read = await store.readBatch({ cardIds: ["tamper-1", "tamper-2"], deviceTouches: [], nowMs: NOW });
+
+    expect(read.states[0]).toBeUndefined();
+    expect(read.states[1]?.position).toBe(100);
+    expect(read.tampered).toBe(1);
+    expect(store.stats).toMatchObject({ reads: 2, hits: 1, misses: 0, tampered: 1 });
+  });
+
+  it("a rewritten position fails verification, whatever it was rewritten to", async () => {
+    const store = storeFor();
+    const cards = ["tamper-p1", "tamper-p2", "tamper-p3", "tamper-p4"];
+    await store.writeBatch(cards.map((cardId) => write(cardId, 100)));
+    const rewrites = ["101", "1e30", "not a number", "-1"];
+    for (const [i, p] of rewrites.entries()) await redis.hset(store.stateKey(cards[i]!), "p", p);
+
+    const read = await store.readBatch({ cardIds: cards, deviceTouches: [], nowMs: NOW });
+    expect(read.states).toEqual([undefined, undefined, undefined, undefined]);
+    expect(read.tampered).toBe(4);
+  });
+
+  it("a value too short to hold its MAC, or missing a field, is tampered", async () => {
+    const store = storeFor();
+    await redis.hset(store.stateKey("short-1"), "p", "5", "v", Buffer.alloc(31));
+    await redis.hset(store.stateKey("short-2"), "v", Buffer.alloc(64));
+    const read = await store.readBatch({ cardIds: ["short-1", "short-2"], deviceTouches: [], nowMs: NOW });
+    expect(read.states).toEqual([undefined, undefined]);
+    expect(read.tampered).toBe(2);
+  });
+
+  it("a value moved to another card's key fails the HMAC", async () => {
+    const store = storeFor();
+    // Same-length ids, so only the key's content tells them apart.
+    await store.writeBatch([write("moved-aaa", 50)]);
+    const [p, v] = await redis.hmgetBuffer(store.stateKey("moved-aaa"), "p", "v");
+    await redis.hset(store.stateKey("moved-bbb"), "p", p!, "v", v!);
+
+    const read = await store.readBatch({
+      cardIds: ["moved-bbb", "moved-aaa"],
+      deviceTouches: [],
+      nowMs: NOW,
+    });
+    expect(read.states[0]).toBeUndefined();
+    expect(read.states[1]?.position).toBe(50);
+    expect(read.tampered).toBe(1);
+  });
+
+  it("a value written under another HMAC key fails verification", async () => {
+    await storeFor({ hmacKey: randomBytes(32) }).writeBatch([write("other-key-1", 1)]);
+    const read = await readOne(storeFor(), "other-key-1");
+    expect(read.states[0]).toBeUndefined();
+    expect(read.tampered).toBe(1);
+  });
+
+  it("state of another model version is not read, but its history is", async () => {
+    const v1 = storeFor({ modelVersion: "m1" });
+    const v2 = storeFor({ modelVersion: "m2" });
+    await v1.writeBatch([write("promote-1", 77, [entry(77)])]);
+
+    const read = await readOne(v2, "promote-1");
+    expect(read.states[0]).toBeUndefined();
+    expect(read.tampered).toBe(0);
+    expect(v2.stats).toMatchObject({ misses: 1, hits: 0 });
+    expect(payloadsOf((await v2.readHistories(["promote-1"]))[0]!)).toEqual([[0xff, 77, 0x00, 0xc3]]);
+    // The new model's first write is not blocked by the old model's position.
+    expect(await v2.writeBatch([write("promote-1", 10)])).toEqual(["applied"]);
+  });
+
+  it("a state copied under another model's key fails verification", async () => {
+    const v1 = storeFor({ modelVersion: "m1" });
+    const v2 = storeFor({ modelVersion: "m2" });
+    await v1.writeBatch([write("copy-model-1", 5)]);
+    const [p, v] = await redis.hmgetBuffer(v1.stateKey("copy-model-1"), "p", "v");
+    await redis.hset(v2.stateKey("copy-model-1"), "p", p!, "v", v!);
+    expect((await readOne(v2, "copy-model-1")).tampered).toBe(1);
+  });
+
+  it("a key of the wrong type reads as tampered and is replaced by the next write", async () => {
+    const store = storeFor();
+    await redis.set(store.stateKey("wrongtype-1"), "poison");
+    await redis.set(store.historyKey("wrongtype-1"), "poison");
+
+    const read = await readOne(store, "wrongtype-1");
+    expect(read.states[0]).toBeUndefined();
+    expect(read.tampered).toBe(1);
+    expect(await store.readHistories(["wrongtype-1"])).toEqual([[]]);
+
+    expect(await store.writeBatch([write("wrongtype-1", 3, [entry(3)])])).toEqual(["applied"]);
+    expect((await readOne(store, "wrongtype-1")).states[0]?.position).toBe(3);
+    expect((await store.readHistories(["wrongtype-1"]))[0]).toHaveLength(1);
+  });
+
+  it("sets the TTL on state, history and device buckets", async () => {
+    const store = storeFor();
+    await store.writeBatch([write("ttl-1", 1, [entry(1)])]);
+    await store.readBatch({
+      cardIds: [],
+      deviceTouches: [{ deviceKey: "ttl-dev", cardId: "ttl-1" }],
+      nowMs: NOW,
+    });
+
+    for (const key of [store.stateKey("ttl-1"), store.historyKey("ttl-1")]) {
+      const pttl = await redis.pttl(key);
+      expect(pttl).toBeGreaterThan(TTL_MS - 60_000);
+      expect(pttl).toBeLessThanOrEqual(TTL_MS);
+    }
+    // NOW is noon of its day: the bucket must live through the end of tomorrow (36 h) plus slack.
+    const devicePttl = await redis.pttl(store.deviceBucketKey("ttl-dev", 20_000));
+    expect(devicePttl).toBeGreaterThan(36 * HOUR_MS);
+    expect(devicePttl).toBeLessThanOrEqual(37 * HOUR_MS);
+  });
+
+  it("device fan-out counts distinct cards over today and yesterday", async () => {
+    const store = storeFor();
+    const dev = `fan-${randomUUID().slice(0, 6)}`;
+    const touches = (...cards: string[]): DeviceTouch[] =>
+      cards.map((cardId) => ({ deviceKey: dev, cardId }));
+    const counts = async (nowMs: number, ...cards: string[]) =>
+      (await store.readBatch({ cardIds: [], deviceTouches: touches(...cards), nowMs })).deviceCardCounts;
+
+    expect(await counts(NOW - 2 * DAY_MS, "old-card")).toEqual([1]);
+    expect(await counts(NOW - DAY_MS, "c1", "c2", "c1")).toEqual([2, 3, 3]);
+    // Today: c2 again (counted once), c3 new; the card from two days ago has dropped out.
+    expect(await counts(NOW, "c2", "c3")).toEqual([2, 3]);
+  });
+
+  it("device fan-out keeps devices apart and aligns counts with touches", async () => {
+    const store = storeFor();
+    const read = await store.readBatch({
+      cardIds: ["apart-1"],
+      deviceTouches: [
+        { deviceKey: "apart-a", cardId: "x" },
+        { deviceKey: "apart-b", cardId: "x" },
+        { deviceKey: "apart-a", cardId: "y" },
+      ],
+      nowMs: NOW,
+    });
+    expect(read.deviceCardCounts).toEqual([1, 1, 2]);
+    expect(read.states).toEqual([undefined]);
+  });
+
+  it("a batch of 64 cards is one pipeline and one socket write per call", async () => {
+    const store = storeFor();
+    const cards = Array.from({ length: 64 }, (_, i) => `batch-${i}`);
+    const trips = countRoundTrips(redis);
+
+    await store.writeBatch(cards.map((cardId, i) => write(cardId, i + 1, [entry(i)])));
+    expect(trips.take()).toEqual({ pipelines: 1, execs: 1, socketWrites: 1, commands: 64 });
+
+    const read = await store.readBatch({
+      cardIds: cards,
+      deviceTouches: cards.map((cardId, i) => ({ deviceKey: `batch-dev-${i % 8}`, cardId })),
+      nowMs: NOW,
+    });
+    expect(read.states.every((s) => s !== undefined)).toBe(true);
+    // HMGET per card; PFADD + PFCOUNT per touch; one PEXPIRE per distinct device bucket.
+    expect(trips.take()).toEqual({ pipelines: 1, execs: 1, socketWrites: 1, commands: 64 + 64 * 2 + 8 });
+
+    const histories = await store.readHistories(cards);
+    expect(histories.every((h) => h.length === 1)).toBe(true);
+    expect(trips.take()).toEqual({ pipelines: 1, execs: 1, socketWrites: 1, commands: 64 });
+  });
+
+  it("an empty batch makes no round trip", async () => {
+    const store = storeFor();
+    const trips = countRoundTrips(redis);
+    expect(await store.writeBatch([])).toEqual([]);
+    expect(await store.readHistories([])).toEqual([]);
+    expect(await store.readBatch({ cardIds: [], deviceTouches: [], nowMs: NOW })).toEqual({
+      states: [],
+      deviceCardCounts: [],
+      tampered: 0,
+    });
+    expect(trips.take().socketWrites).toBe(0);
+  });
+
+  it("rejects configuration that would make keys ambiguous or the MAC weak", () => {
+    expect(() => storeFor({ modelVersion: "a:b" })).toThrow(RangeError);
+    expect(() => storeFor({ featureSchemaVersion: "{x}" })).toThrow(RangeError);
+    expect(() => storeFor({ hmacKey: randomBytes(31) })).toThrow(RangeError);
+  });
+
+  it("rejects a position that cannot be stored exactly", async () => {
+    await expect(storeFor().writeBatch([write("bad-pos", 2 ** 53)])).rejects.toThrow(RangeError);
+    await expect(storeFor().writeBatch([write("bad-pos", -1)])).rejects.toThrow(RangeError);
+    expect(await redis.exists(storeFor().stateKey("bad-pos"))).toBe(0);
+  });
+});
+
+describe("RedisCardStateStore when Redis misbehaves", () => {
+  it("a Redis outage rejects instead of reading as absent state", async () => {
+    const server = await startThrowawayRedis();
+    const redis = new Redis(server.port, "127.0.0.1", {
+      maxRetriesPerRequest: 0,
+      enableOfflineQueue: false,
+      retryStrategy: () => null,
+      lazyConnect: true,
+    });
+    redis.on("error", () => {});
+    try {
+      await redis.connect();
+      const store = throwawayStore(redis);
+      await store.writeBatch([write("outage-1", 1)]);
+      expect(
+        (await store.readBatch({ cardIds: ["outage-1"], deviceTouches: [], nowMs: NOW })).states[0],
+      ).toBeDefined();
+
+      await server.stop();
+      await expect(
+        store.readBatch({ cardIds: ["outage-1"], deviceTouches: [], nowMs: NOW }),
+      ).rejects.toThrow();
+      await expect(store.writeBatch([write("outage-1", 2)])).rejects.toThrow();
+      expect(store.stats.misses).toBe(0);
+    } finally {
+      redis.disconnect();
+      await server.stop();
+    }
+  });
+
+  it("writes still apply after Redis loses its scripts", async () => {
+    const server = await startThrowawayRedis();
+    const redis = new Redis(server.port, "127.0.0.1");
+    try {
+      const store = throwawayStore(redis);
+      expect(await store.writeBatch([write("flush-1", 1), write("flush-2", 1)])).toEqual([
+        "applied",
+        "applied",
+      ]);
+      await redis.script("FLUSH");
+      expect(await store.writeBatch([write("flush-1", 2), write("flush-2", 1)])).toEqual([
+        "applied",
+        "stale",
+      ]);
+    } finally {
+      redis.disconnect();
+      await server.stop();
+    }
+  });
+});
+
+describe("RedisCardStateStore on a Redis Cluster", () => {
+  let cluster: Cluster;
+  let stopCluster: () => Promise<void>;
+
+  beforeAll(async () => {
+    const started = await startThrowawayCluster();
+    stopCluster = started.stop;
+    cluster = new Cluster(started.ports.map((port) => ({ host: "127.0.0.1", port })));
+    await new Promise<void>((resolve, reject) => {
+      cluster.once("ready", resolve);
+      cluster.once("error", reject);
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    cluster?.disconnect();
+    await stopCluster?.();
+  });
+
+  it("computes the same slot as the cluster for the store's keys", async () => {
+    const store = throwawayStore(cluster);
+    const keys = [
+      "plain",
+      "ünïcode-{tag}",
+      "{}empty-tag",
+      "{a}{b}",
+      store.stateKey("c-1"),
+      store.historyKey("c-1"),
+    ];
+    for (const key of keys) expect(clusterSlot(key)).toBe(await cluster.cluster("KEYSLOT", key));
+    expect(clusterSlot(store.stateKey("c-1"))).toBe(clusterSlot(store.historyKey("c-1")));
+  });
+
+  it("a batch spanning every node reads, writes and counts in one pipeline per node", async () => {
+    const store = throwawayStore(cluster);
+    const cards = Array.from({ length: 64 }, (_, i) => `cl-card-${i}`);
+    const nodes = new Set(cards.map((c) => cluster.slots[clusterSlot(store.stateKey(c))]![0]));
+    expect(nodes.size).toBe(3);
+    const trips = countRoundTrips(cluster);
+
+    const outcomes = await store.writeBatch(cards.map((cardId, i) => write(cardId, i + 1, [entry(i)])));
+    expect(outcomes.every((o) => o === "applied")).toBe(true);
+    expect(trips.take()).toMatchObject({ pipelines: 3, execs: 3 });
+
+    const read = await store.readBatch({
+      cardIds: cards,
+      deviceTouches: cards.map((cardId) => ({ deviceKey: "cl-dev", cardId })),
+      nowMs: NOW,
+    });
+    expect(read.states.map((s) => s?.position)).toEqual(cards.map((_, i) => i + 1));
+    expect(read.deviceCardCounts.at(-1)).toBe(64);
+    expect(trips.take()).toMatchObject({ pipelines: 3, execs: 3 });
+
+    const histories = await store.readHistories(cards);
+    expect(histories.map((h) => h[0]?.payload[1])).toEqual(cards.map((_, i) => i));
+    expect(await store.writeBatch([write("cl-card-5", 6)])).toEqual(["stale"]);
+  });
+});
+
+const throwawayStore = (redis: RedisClient) =>
+  new RedisCardStateStore({
+    redis,
+    namespace: "throwaway",
+    modelVersion: "m1",
+    featureSchemaVersion: "f1",
+    hmacKey: HMAC_KEY,
+  });
+
+interface RoundTrips {
+  pipelines: number;
+  execs: number;
+  socketWrites: number;
+  commands: number;
+}
+
+/** Counts pipelines, their exec() calls and commands, and (standalone) writes to the socket. */
+function countRoundTrips(redis: RedisClient): { take(): RoundTrips } {
+  let counts: RoundTrips = { pipelines: 0, execs: 0, socketWrites: 0, commands: 0 };
+  const createPipeline = redis.pipeline.bind(redis);
+  vi.spyOn(redis, "pipeline").mockImplementation((...args) => {
+    const pipeline = createPipeline(...args);
+    counts.pipelines++;
+    const exec = pipeline.exec.bind(pipeline);
+    vi.spyOn(pipeline, "exec").mockImplementation((...execArgs) => {
+      counts.execs++;
+      counts.commands += pipeline.length;
+      return exec(...execArgs);
+    });
+    return pipeline;
+  });
+  if (redis instanceof Redis) {
+    const write = redis.stream.write.bind(redis.stream) as (...a: unknown[]) => boolean;
+    vi.spyOn(redis.stream, "write").mockImplementation((...args: unknown[]) => {
+      counts.socketWrites++;
+      return write(...args);
+    });
+  }
+  return {
+    take() {
+      const taken = counts;
+      counts = { pipelines: 0, execs: 0, socketWrites: 0, commands: 0 };
+      return taken;
+    },
+  };
+}
+
+async function scanKeys(redis: Redis, pattern: string): Promise<string[]> {
+  const keys: string[] = [];
+  let cursor = "0";
+  do {
+    const [next, batch] = await redis.scan(cursor, "MATCH", pattern, "COUNT", 1000);
+    keys.push(...batch);
+    cursor = next;
+  } while (cursor !== "0");
+  return keys;
+}
