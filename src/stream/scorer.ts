@@ -62,8 +62,6 @@ export interface RunningScorer {
   stop(): Promise<void>;
 }
 
-const breakerGauge = { closed: 0, half_open: 1, open: 2 } as const satisfies Record<BreakerState, number>;
-
 export async function startScorer(settings: ScorerSettings, parts: ScorerParts): Promise<RunningScorer> {
   const { store, model, rules, metrics, readiness, logger } = parts;
   const { scoring } = settings;
@@ -73,6 +71,7 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
     transactionsTopic: settings.kafka.transactionsTopic,
     decisionsTopic: settings.kafka.decisionsTopic,
   });
+  readiness.set("schemasRegistered", true);
   logger.info({ transactionSchemaId, decisionSchemaId }, "contract schemas registered");
 
   const kafka = createKafka({ ...settings.kafka, logger });
@@ -81,7 +80,7 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
   await Promise.all([decisions.connect(), deadLetters.connect()]);
 
   const onStateChange = (name: string, state: BreakerState) => {
-    metrics.setBreakerState(name, breakerGauge[state]);
+    metrics.setBreakerState(name, state);
     logger.warn({ breaker: name, state }, "circuit breaker changed state");
   };
   const guard = (name: string, timeoutMs: number) =>
@@ -91,7 +90,7 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
     model: guard("model", scoring.modelTimeoutMs),
     stateWrite: guard("state_write", scoring.stateTimeoutMs),
   };
-  for (const g of Object.values(guards)) metrics.setBreakerState(g.name, 0);
+  for (const g of Object.values(guards)) metrics.setBreakerState(g.name, g.state);
 
   const events: ScoringEvents = {
     stateOutcome: (outcome, count) => metrics.countCardState(outcome, count),

@@ -1,0 +1,113 @@
+// `fraud-scorer serve`: validate config, verify and warm the model, then join the group.
+// Readiness turns true only after model verification, warm-up and the group join; SIGTERM
+// drains the batch in hand, commits and leaves the group before the process exits.
+import type { Command } from "commander";
+import { Redis } from "ioredis";
+import { FEATURE_SCHEMA_VERSION } from "../features/featureVector.js";
+import { RedisCardStateStore } from "../features/redisCardStateStore.js";
+import { loadModelRunner } from "../model/loadModelRunner.js";
+import { addConfigOptions, ConfigError, loadConfig, redactConfig, type ScorerConfig } from "../ops/config.js";
+import { startHealthServer } from "../ops/healthServer.js";
+import { createLogger } from "../ops/logger.js";
+import { ScorerMetrics } from "../ops/metrics.js";
+import { Readiness, SCORER_READINESS_CONDITIONS } from "../ops/readiness.js";
+import { ruleEvaluator } from "../rules/ruleEvaluator.js";
+import { loadRuleSet } from "../rules/ruleSet.js";
+import { startScorer } from "../stream/scorer.js";
+
+export function registerServeCommand(program: Command): void {
+  const serve = program
+    .command("serve")
+    .description("consume transactions, score them, and write one decision for each");
+  addConfigOptions(serve);
+  serve.action(async (flags: Record<string, unknown>) => {
+    const config = loadConfigOrExit(flags);
+    await runScorer(config);
+  });
+}
+
+function loadConfigOrExit(flags: Record<string, unknown>): ScorerConfig {
+  try {
+    return loadConfig({ argvFlags: flags, env: process.env });
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+}
+
+/** Redis calls fail fast while disconnected: the breakers, not a queue, decide what waits. */
+function connectRedis(config: ScorerConfig["redis"]): Redis {
+  return new Redis(config.url, {
+    ...(config.password !== undefined ? { password: config.password } : {}),
+    ...(config.tls ? { tls: {} } : {}),
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    retryStrategy: (attempt) => Math.min(attempt * 50, 1_000),
+  });
+}
+
+async function runScorer(config: ScorerConfig): Promise<void> {
+  const logger = createLogger({ level: config.ops.logLevel, name: "fraud-scorer" });
+  for (const warning of config.warnings) logger.warn(warning);
+  logger.info({ config: redactConfig(config) }, "starting");
+
+  const metrics = new ScorerMetrics();
+  const readiness = new Readiness<string>(SCORER_READINESS_CONDITIONS);
+  const health = await startHealthServer({
+    port: config.ops.httpPort,
+    host: config.ops.httpHost,
+    metrics,
+    readiness: () => readiness.state(),
+  });
+  logger.info({ port: health.port }, "health and metrics server listening");
+
+  const model = await loadModelRunner({
+    dir: config.model.dir,
+    trustedKeysDir: config.model.trustedKeysDir,
+    provider: config.model.provider,
+    expectedFeatureSchemaVersion: FEATURE_SCHEMA_VERSION,
+    logger,
+  });
+  readiness.set("modelVerified", true);
+  await model.warmUp();
+  readiness.set("modelWarm", true);
+  metrics.setModelInfo(model.modelVersion, model.featureSchemaVersion, model.provider);
+
+  const rules = ruleEvaluator(await loadRuleSet(config.rules.file));
+  const redis = connectRedis(config.redis);
+  redis.on("error", (err) => logger.debug({ err }, "redis connection error"));
+  const store = new RedisCardStateStore({
+    redis,
+    namespace: config.redis.namespace,
+    modelVersion: model.modelVersion,
+    featureSchemaVersion: FEATURE_SCHEMA_VERSION,
+    hmacKey: config.redis.hmacKey,
+    ttlMs: config.redis.stateTtlMs,
+    historyLength: config.redis.historyLength,
+  });
+
+  const scorer = await startScorer(config, { store, model, rules, metrics, readiness, logger });
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, "draining and leaving the group");
+    try {
+      await scorer.stop();
+      redis.disconnect();
+      await model.close();
+      await health.close();
+      logger.info("stopped");
+      process.exit(0);
+    } catch (err) {
+      logger.error({ err }, "unclean shutdown");
+      process.exit(1);
+    }
+  };
+  process.once("SIGTERM", () => void shutdown("SIGTERM"));
+  process.once("SIGINT", () => void shutdown("SIGINT"));
+}
