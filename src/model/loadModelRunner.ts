@@ -1,0 +1,109 @@
+// The model as the scorer sees it: verified, loaded, warmed, stepped in batches. cpu runs the
+// int8 graph (DynamicQuantizeLSTM), cuda the fp32 one; auto tries CUDA and says once in the log
+// when it falls back to the CPU.
+import { ModelArtifactError } from "./modelArtifactError.js";
+import { FP32_MODEL_FILE, INT8_MODEL_FILE, type Manifest } from "./manifest.js";
+import { OnnxStepSession, type ExecutionProvider, type StepResult } from "./onnxStepSession.js";
+import { readVerifiedFile, verifyModelArtifact } from "./verifyModelArtifact.js";
+
+export type ProviderChoice = "cpu" | "cuda" | "auto";
+
+export interface ModelLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+export interface LoadModelOptions {
+  readonly dir: string;
+  readonly trustedKeysDir: string;
+  readonly provider: ProviderChoice;
+  readonly expectedFeatureSchemaVersion: string;
+  readonly logger?: ModelLogger;
+  readonly intraOpThreads?: number;
+}
+
+export interface ModelRunner {
+  readonly modelName: string;
+  readonly modelVersion: string;
+  readonly featureSchemaVersion: string;
+  readonly hiddenSize: number;
+  readonly featureCount: number;
+  readonly provider: ExecutionProvider;
+  readonly manifest: Manifest;
+  step(x: Float32Array, h: Float32Array, c: Float32Array, batch: number): Promise<StepResult>;
+  /** Runs a few batches so the first real transaction does not pay for lazy initialisation. */
+  warmUp(): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function openFor(
+  dir: string,
+  manifest: Manifest,
+  provider: ExecutionProvider,
+  intraOpThreads: number,
+): Promise<OnnxStepSession> {
+  const file = provider === "cuda" ? FP32_MODEL_FILE : INT8_MODEL_FILE;
+  const bytes = await readVerifiedFile(dir, manifest, file);
+  const { io } = manifest;
+  return OnnxStepSession.open(bytes, {
+    featureCount: manifest.featureCount,
+    hiddenSize: manifest.hiddenSize,
+    provider,
+    intraOpThreads,
+    names: {
+      inputs: { x: io.inputs.x.name, h: io.inputs.h.name, c: io.inputs.c.name },
+      outputs: { score: io.outputs.score.name, h: io.outputs.h.name, c: io.outputs.c.name },
+    },
+  });
+}
+
+export async function loadModelRunner(options: LoadModelOptions): Promise<ModelRunner> {
+  const { dir, trustedKeysDir, provider, expectedFeatureSchemaVersion, logger, intraOpThreads = 1 } = options;
+  const manifest = await verifyModelArtifact(dir, { trustedKeysDir, expectedFeatureSchemaVersion });
+  let session: OnnxStepSession;
+  if (provider === "auto") {
+    try {
+      session = await openFor(dir, manifest, "cuda", intraOpThreads);
+    } catch (err) {
+      if (err instanceof ModelArtifactError) throw err;
+      logger?.warn(
+        {
+          model: manifest.name,
+          version: manifest.modelVersion,
+          reason: (err as Error).message.split("\n")[0],
+        },
+        "CUDA unavailable, running the int8 model on CPU",
+      );
+      session = await openFor(dir, manifest, "cpu", intraOpThreads);
+    }
+  } else {
+    session = await openFor(dir, manifest, provider, intraOpThreads);
+  }
+  logger?.info(
+    { model: manifest.name, version: manifest.modelVersion, provider: session.provider },
+    "model loaded",
+  );
+  const F = manifest.featureCount;
+  const H = manifest.hiddenSize;
+  return {
+    modelName: manifest.name,
+    modelVersion: manifest.modelVersion,
+    featureSchemaVersion: manifest.featureSchemaVersion,
+    hiddenSize: H,
+    featureCount: F,
+    provider: session.provider,
+    manifest,
+    step: (x, h, c, batch) => session.step(x, h, c, batch),
+    async warmUp() {
+      for (const batch of [1, 8, 64]) {
+        await session.step(
+          new Float32Array(batch * F),
+          new Float32Array(batch * H),
+          new Float32Array(batch * H),
+          batch,
+        );
+      }
+    },
+    close: () => session.close(),
+  };
+}
