@@ -35,7 +35,7 @@ export interface SimulationOptions {
   readonly cards: number;
   readonly days: number;
   readonly startMs?: number;
-  /** Fraud episodes per card over the whole period. */
+  /** Fraud episodes per card per 90 days (so the fraud rate does not depend on the period's length). */
   readonly episodesPerCard?: number;
   /** Share of fraud transactions labelled legitimate (unreported), and of legitimate labelled fraud. */
   readonly missedFraudRate?: number;
@@ -352,7 +352,7 @@ export function simulatePayments(options: SimulationOptions): SimulatedTransacti
   for (const card of world.cards) legitimateHistory(legitRng.fork(), world, card, startMs, days, drafts);
 
   const fraudRng = root.fork();
-  const episodes = Math.round(episodesPerCard * cardCount);
+  const episodes = Math.round((episodesPerCard * cardCount * days) / 90);
   const earliest = startMs + 2 * DAY;
   const span = (days - 2) * DAY;
   const solo = Math.round(episodes * 0.6);
