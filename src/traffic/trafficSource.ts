@@ -1,0 +1,85 @@
+// Where load-generator transactions come from: the seeded payment simulator (labelled, so the
+// demo can count fraud caught and missed) or a delimited transaction file, optionally with a
+// labels CSV. A source that runs out starts over as a later copy of itself: ids get a "~k"
+// suffix and event times move past the original span, so every card's history still runs forward.
+import { readLabelsFile } from "../../pipelines/dataset/transactionFiles.js";
+import { simulatePayments } from "../../pipelines/simulate/simulatePayments.js";
+import type { TransactionInit } from "../codec/messages.js";
+import { readTransactionFile } from "../replay/transactionFile.js";
+
+export interface TrafficItem {
+  readonly tx: TransactionInit;
+  /** The label, when the source has one. */
+  readonly isFraud?: boolean;
+}
+
+export interface TrafficSource {
+  readonly description: string;
+  /** Distinct transactions before the source repeats. */
+  readonly size: number;
+  /** The i-th transaction of the stream (i ≥ 0; wraps past size). */
+  at(i: number): TrafficItem;
+}
+
+const HOUR_MS = 3_600_000;
+
+export function cyclingSource(description: string, items: readonly TrafficItem[]): TrafficSource {
+  if (items.length === 0) throw new RangeError(`${description} holds no transactions`);
+  const times = items.map((it) => Number(it.tx.eventTimeMs ?? 0));
+  const span = Math.max(...times) - Math.min(...times) + HOUR_MS;
+  return {
+    description,
+    size: items.length,
+    at(i) {
+      const item = items[i % items.length]!;
+      const round = Math.floor(i / items.length);
+      if (round === 0) return item;
+      return {
+        ...item,
+        tx: {
+          ...item.tx,
+          transactionId: `${item.tx.transactionId}~${round}`,
+          eventTimeMs: Number(item.tx.eventTimeMs ?? 0) + round * span,
+        },
+      };
+    },
+  };
+}
+
+export interface SimulatedTrafficOptions {
+  readonly seed: number;
+  /** At least this many distinct transactions (the simulation is sized for it). */
+  readonly transactions: number;
+  readonly cards?: number;
+  /** Prefix for transaction ids, so runs against shared topics stay apart. */
+  readonly idPrefix?: string;
+}
+
+/** Roughly 2.3 payments per card and day come out of the simulator; size with margin. */
+const PAYMENTS_PER_CARD_DAY = 2;
+
+export function simulatedTraffic({
+  seed,
+  transactions,
+  cards,
+  idPrefix = "",
+}: SimulatedTrafficOptions): TrafficSource {
+  const cardCount = cards ?? Math.min(5000, Math.max(300, Math.round(transactions / 20)));
+  const days = Math.min(120, Math.max(3, Math.ceil(transactions / (cardCount * PAYMENTS_PER_CARD_DAY)) + 1));
+  const simulated = simulatePayments({ seed, cards: cardCount, days });
+  const items = simulated.map((s) => ({
+    tx: idPrefix ? { ...s.tx, transactionId: `${idPrefix}${s.tx.transactionId}` } : s.tx,
+    isFraud: s.isFraud,
+  }));
+  return cyclingSource(`simulator (seed ${seed}, ${cardCount} cards, ${days} days)`, items);
+}
+
+export async function fileTraffic(path: string, labelsPath?: string): Promise<TrafficSource> {
+  const input = await readTransactionFile(path);
+  const labels = labelsPath ? await readLabelsFile(labelsPath) : undefined;
+  const items = input.records.map(({ tx }) => {
+    const isFraud = labels?.get(tx.transactionId);
+    return isFraud === undefined ? { tx } : { tx, isFraud };
+  });
+  return cyclingSource(`file ${path}${labelsPath ? ` with labels ${labelsPath}` : ""}`, items);
+}
