@@ -1,6 +1,9 @@
 // The `fraud-scorer` command: one subcommand per entry point, each wired in its own module.
 import { Command } from "commander";
+import { registerDecisionsCommand } from "./decisionsCommand.js";
 import { registerModelCommands } from "./modelCommands.js";
+import { registerProduceCommand } from "./produceCommand.js";
+import { registerReplayCommand } from "./replayCommand.js";
 import { registerServeCommand } from "./serveCommand.js";
 
 const program = new Command()
@@ -10,5 +13,8 @@ const program = new Command()
 
 registerServeCommand(program);
 registerModelCommands(program);
+registerReplayCommand(program);
+registerProduceCommand(program);
+registerDecisionsCommand(program);
 
 await program.parseAsync(process.argv);
