@@ -1,0 +1,1 @@
+999htHFe6j5XkpifR8slKWiX0e5pqFweIHZ3QW5l9A0yO5bQwHStvFU+zsCvOe8vHcfBYbrQmnV4uEizB2CdAg==
