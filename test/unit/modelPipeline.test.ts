@@ -256,3 +256,16 @@ describe("model runner", () => {
     await runner.close();
   });
 });
+
+describe("committed model", () => {
+  it("models/fraud-lstm/1.0.0 verifies against the committed trusted keys and this build's feature schema", async () => {
+    const manifest = await verifyModelArtifact("models/fraud-lstm/1.0.0", {
+      trustedKeysDir: "models/trusted-keys",
+      expectedFeatureSchemaVersion: FEATURE_SCHEMA_VERSION,
+    });
+    expect(manifest.metrics.int8.recallAt1PctFpr).toBeGreaterThanOrEqual(
+      2 * manifest.metrics.rules.recallAt1PctFpr,
+    );
+    expect(Math.abs(manifest.metrics.int8.prAuc - manifest.metrics.fp32.prAuc)).toBeLessThanOrEqual(0.01);
+  });
+});
