@@ -19,7 +19,7 @@ import { FEATURE_SCHEMA_VERSION } from "../../src/features/featureVector.js";
 import { testEndpoints } from "./endpoints.js";
 import { DecisionsCollector, TopicCollector } from "./support/decisionsCollector.js";
 import { createTestTopics, testKafka, type TestTopics } from "./support/kafkaTestTopics.js";
-import { committedModelDir, committedModelVersion } from "./support/committedModel.js";
+import { committedModelDir, committedModelVersion } from "../support/committedModel.js";
 import { freePort, ScorerProcess } from "./support/scorerProcess.js";
 import { delimitedRecord, makeTransactions, produceTransactions } from "./support/transactionTraffic.js";
 

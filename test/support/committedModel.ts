@@ -1,5 +1,5 @@
 // The signed model committed under models/<name>/<version>/ (the newest if several).
-import { readdirSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 
 export function committedModelDir(): string {
@@ -16,4 +16,7 @@ export function committedModelDir(): string {
   return dir;
 }
 
-export const committedModelVersion = (): string => committedModelDir().split("/").at(-1)!;
+/** The model version its signed manifest declares (what the scorer namespaces state by). */
+export const committedModelVersion = (): string =>
+  (JSON.parse(readFileSync(join(committedModelDir(), "manifest.json"), "utf8")) as { modelVersion: string })
+    .modelVersion;

@@ -1,0 +1,225 @@
+// scoreBatch with the committed signed model on ONNX Runtime, the in-memory card-state store
+// and the default rules: the scoring core's behaviour without Kafka or Redis.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Channel, FallbackCause, Transaction, type TransactionInit } from "../../src/codec/messages.js";
+import { decodeCardState } from "../../src/features/cardStateCodec.js";
+import { MemoryCardStateStore } from "../../src/features/memoryCardStateStore.js";
+import { FEATURE_SCHEMA_VERSION } from "../../src/features/featureVector.js";
+import { computeFeatureHashes } from "../../src/ingest/featureHashes.js";
+import { loadModelRunner, type ModelRunner } from "../../src/model/loadModelRunner.js";
+import { ruleEvaluator } from "../../src/rules/ruleEvaluator.js";
+import { loadRuleSet } from "../../src/rules/ruleSet.js";
+import { GuardedCall } from "../../src/scoring/guardedCall.js";
+import type { CardStateStore, Clock, ModelStepper, RuleEvaluator } from "../../src/scoring/ports.js";
+import { streamPosition } from "../../src/scoring/ports.js";
+import { scoreBatch, type ScoringContext, type ScoringItem } from "../../src/scoring/scoreBatch.js";
+import { committedModelDir } from "../support/committedModel.js";
+import { encodeTransactionPayload } from "../../src/codec/messages.js";
+
+const T0 = 1_795_000_000_000;
+let model: ModelRunner;
+let rules: RuleEvaluator;
+
+beforeAll(async () => {
+  model = await loadModelRunner({
+    dir: committedModelDir(),
+    trustedKeysDir: "models/trusted-keys",
+    provider: "cpu",
+    expectedFeatureSchemaVersion: FEATURE_SCHEMA_VERSION,
+  });
+  rules = ruleEvaluator(await loadRuleSet());
+});
+
+afterAll(async () => {
+  await model?.close();
+});
+
+/** Wall clock fixed at `nowMs` (record timestamps are on it); monotonic clock real. */
+const fixedClock = (nowMs: number): Clock => ({
+  nowMs: () => nowMs,
+  monotonicUs: () => performance.now() * 1000,
+});
+
+const guards = (timeoutMs = 1_000) => ({
+  stateRead: new GuardedCall({ name: "state_read", timeoutMs }),
+  model: new GuardedCall({ name: "model", timeoutMs }),
+  stateWrite: new GuardedCall({ name: "state_write", timeoutMs }),
+});
+
+function context(overrides: Partial<ScoringContext> = {}): ScoringContext {
+  return {
+    store: new MemoryCardStateStore(),
+    model,
+    rules,
+    thresholds: { review: 0.5, decline: 0.85 },
+    budgetMs: 200,
+    minBudgetForModelMs: 40,
+    guards: guards(),
+    clock: fixedClock(T0 + 5),
+    explainTopFeatures: 3,
+    ...overrides,
+  };
+}
+
+let offset = 0;
+function item(overrides: Partial<TransactionInit> = {}, budgetStartMs = T0): ScoringItem {
+  const tx = Transaction.create({
+    transactionId: `tx-${offset}`,
+    cardId: "card-1",
+    amountMinor: 4_200,
+    currency: "EUR",
+    merchantId: "m-grocer",
+    mcc: 5411,
+    merchantCountry: "DE",
+    cardCountry: "DE",
+    channel: Channel.CHANNEL_CONTACTLESS,
+    eventTimeMs: T0 - 60_000 + offset * 1_000,
+    ...overrides,
+  });
+  const position = streamPosition(offset++, 0);
+  return {
+    tx,
+    payload: encodeTransactionPayload(tx),
+    hashes: computeFeatureHashes(tx),
+    position,
+    budgetStartMs,
+    decodeUs: 3,
+  };
+}
+
+const history = (cardId: string, n: number) =>
+  Array.from({ length: n }, (_, i) => item({ cardId, amountMinor: 1_000 + i * 350 }));
+
+describe("scoreBatch", () => {
+  it("decides every transaction with the model when state and model answer", async () => {
+    const items = [item({ cardId: "a" }), item({ cardId: "b" }), item({ cardId: "c" })];
+    const decisions = await scoreBatch(items, context());
+    expect(decisions.map((d) => d.transactionId)).toEqual(items.map((i) => i.tx.transactionId));
+    for (const d of decisions) {
+      expect(d.fallback).toBe(false);
+      expect(d.score).toBeGreaterThanOrEqual(0);
+      expect(d.score).toBeLessThanOrEqual(1);
+      expect(d.modelVersion).toBe(model.modelVersion);
+      expect(d.rulesVersion).toBe(rules.version);
+      expect(d.timings?.totalUs).toBeGreaterThan(0);
+    }
+  });
+
+  it("steps a card seen twice in one batch in order, as if the two came in separate batches", async () => {
+    const [first, second] = history("twice", 2);
+    const together = await scoreBatch([first!, second!], context());
+    const store = new MemoryCardStateStore();
+    const apart = [
+      ...(await scoreBatch([first!], context({ store }))),
+      ...(await scoreBatch([second!], context({ store }))),
+    ];
+    expect(together.map((d) => d.score)).toEqual(apart.map((d) => d.score));
+    expect(together[0]!.score).not.toBe(together[1]!.score);
+  });
+
+  it("carries card state between batches and applies a replayed position only once", async () => {
+    const store = new MemoryCardStateStore();
+    const items = history("replayed", 3);
+    for (const i of items) await scoreBatch([i], context({ store }));
+    await scoreBatch([items[2]!], context({ store })); // the same record again, after a crash
+    const { states } = await store.readBatch({ cardIds: ["replayed"], deviceTouches: [], nowMs: T0 });
+    expect(decodeCardState(states[0]!.bytes).txCount).toBe(3);
+    expect(states[0]!.position).toBe(items[2]!.position);
+  });
+
+  it("rebuilds lost state from the card's history and scores as if nothing was lost", async () => {
+    const intact = new MemoryCardStateStore();
+    const lost = new MemoryCardStateStore();
+    const items = history("rebuilt", 6);
+    for (const i of items.slice(0, 5)) {
+      await scoreBatch([i], context({ store: intact }));
+      await scoreBatch([i], context({ store: lost }));
+    }
+    // Forget the state but keep the history, as after a model promotion or a tampered value.
+    const forgetful: CardStateStore = {
+      readBatch: async (req) => {
+        const read = await lost.readBatch(req);
+        return { ...read, states: read.states.map(() => undefined) };
+      },
+      readHistories: (ids) => lost.readHistories(ids),
+      writeBatch: (writes) => lost.writeBatch(writes),
+    };
+    const outcomes: string[] = [];
+    const [fromIntact] = await scoreBatch([items[5]!], context({ store: intact }));
+    const [fromRebuilt] = await scoreBatch(
+      [items[5]!],
+      context({ store: forgetful, events: { stateOutcome: (o) => outcomes.push(o) } }),
+    );
+    expect(outcomes).toContain("rebuild");
+    expect(Math.abs(fromRebuilt!.score! - fromIntact!.score!)).toBeLessThan(1e-5);
+  });
+
+  it("hands transactions with too little budget left to the rules", async () => {
+    const late = item({ cardId: "late" }, T0 - 190); // 195 ms of 200 spent
+    const [d] = await scoreBatch([late], context());
+    expect(d!.fallback).toBe(true);
+    expect(d!.fallbackCause).toBe(FallbackCause.FALLBACK_CAUSE_BUDGET_EXHAUSTED);
+  });
+
+  it("falls back to rules with the cause when the state store fails, times out, or its breaker is open", async () => {
+    const failing: CardStateStore = {
+      readBatch: () => Promise.reject(new Error("connection refused")),
+      readHistories: () => Promise.reject(new Error("connection refused")),
+      writeBatch: () => Promise.reject(new Error("connection refused")),
+    };
+    const hanging: CardStateStore = { ...failing, readBatch: () => new Promise(() => {}) };
+    const g = guards(20);
+    const causes: number[] = [];
+    for (let n = 0; n < 8; n++) {
+      const [d] = await scoreBatch([item({ cardId: `f-${n}` })], context({ store: failing, guards: g }));
+      expect(d!.fallback).toBe(true);
+      causes.push(d!.fallbackCause as number);
+    }
+    expect(causes[0]).toBe(FallbackCause.FALLBACK_CAUSE_STATE_UNAVAILABLE);
+    expect(causes.at(-1)).toBe(FallbackCause.FALLBACK_CAUSE_BREAKER_OPEN);
+    const [timedOut] = await scoreBatch(
+      [item({ cardId: "slow" })],
+      context({ store: hanging, guards: guards(20) }),
+    );
+    expect(timedOut!.fallbackCause).toBe(FallbackCause.FALLBACK_CAUSE_TIMEOUT);
+  });
+
+  it("falls back to rules when the model fails, and says so", async () => {
+    const broken: ModelStepper = { ...model, step: () => Promise.reject(new Error("session lost")) };
+    const [d] = await scoreBatch([item({ cardId: "m" })], context({ model: broken }));
+    expect(d!.fallback).toBe(true);
+    expect(d!.fallbackCause).toBe(FallbackCause.FALLBACK_CAUSE_MODEL_UNAVAILABLE);
+    const [none] = await scoreBatch([item({ cardId: "n" })], context({ model: undefined }));
+    expect(none!.fallbackCause).toBe(FallbackCause.FALLBACK_CAUSE_MODEL_UNAVAILABLE);
+  });
+
+  it("names rules and the features that pushed the score most on flagged transactions", async () => {
+    // Card testing: tiny e-commerce charges at new merchants, then a large one.
+    const store = new MemoryCardStateStore();
+    const burst = Array.from({ length: 6 }, (_, i) =>
+      item({
+        cardId: "tested",
+        amountMinor: 100,
+        channel: Channel.CHANNEL_ECOMMERCE,
+        merchantId: `new-${i}`,
+        mcc: 5816,
+      }),
+    );
+    for (const i of burst) await scoreBatch([i], context({ store }));
+    const [cashout] = await scoreBatch(
+      [
+        item({
+          cardId: "tested",
+          amountMinor: 90_000,
+          channel: Channel.CHANNEL_ECOMMERCE,
+          merchantId: "new-x",
+          mcc: 5732,
+        }),
+      ],
+      context({ store, thresholds: { review: 0.01, decline: 0.99 } }),
+    );
+    const reasons = cashout!.reasonCodes ?? [];
+    expect(reasons.some((r) => r.startsWith("rule:"))).toBe(true);
+    expect(reasons.filter((r) => r.startsWith("feature:")).length).toBeGreaterThan(0);
+  });
+});
