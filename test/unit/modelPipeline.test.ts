@@ -126,8 +126,8 @@ async function compareWithTfjs(file: string): Promise<{ maxError: number; meanEr
         )
         .dataSync(),
     );
-    let h = new Float32Array(H);
-    let c = new Float32Array(H);
+    let h: Float32Array = new Float32Array(H);
+    let c: Float32Array = new Float32Array(H);
     for (let t = 0; t < L; t++) {
       const out = await session.step(x.subarray(t * F, t * F + F), h, c, 1);
       const err = Math.abs(out.score[0]! - whole[t]!);
