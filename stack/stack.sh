@@ -1,0 +1,536 @@
+#!/usr/bin/env bash
+# The local stack without Docker: a single-node Kafka (KRaft, broker + controller) and Apicurio
+# Registry, both run as plain JVM processes from Maven Central jars cached outside git, and the
+# machine's Redis. `up` is idempotent and waits until every part answers; `down` stops only
+# what `up` started (pid files) and never a Redis it found running. See stack/README.md.
+#
+#   bash stack/stack.sh up | down | status
+set -euo pipefail
+export LC_ALL=C
+
+STACK_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(dirname "$STACK_DIR")
+STATE="$ROOT/.stack"
+LOGS="$STATE/logs"
+CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/fraud-scorer"
+
+HOST=127.0.0.1
+KAFKA_PORT=9092
+CONTROLLER_PORT=9093
+REGISTRY_PORT=8081
+REGISTRY_MANAGEMENT_PORT=9081 # Quarkus management interface: /health/ready
+REDIS_PORT=6379
+
+KAFKA_BROKERS="$HOST:$KAFKA_PORT"
+SCHEMA_REGISTRY_URL="http://$HOST:$REGISTRY_PORT/apis/ccompat/v7"
+REDIS_URL="redis://$HOST:$REDIS_PORT"
+
+KAFKA_MIN_JAVA=17
+REGISTRY_MIN_JAVA=21 # Apicurio 3.3 is compiled for Java 21 (class file version 65)
+START_TIMEOUT_S=120
+
+pom_property() { sed -n "s:.*<$1>\(.*\)</$1>.*:\1:p" "$STACK_DIR/pom.xml" | head -n 1; }
+KAFKA_VERSION=$(pom_property kafka.version)
+APICURIO_VERSION=$(pom_property apicurio.version)
+# Keyed by the pom's content, so editing a version or a logging jar resolves afresh.
+POM_HASH=$(sha1sum "$STACK_DIR/pom.xml" | cut -c1-10)
+KAFKA_LIBS="$CACHE/kafka-$KAFKA_VERSION-$POM_HASH"
+REGISTRY_HOME="$CACHE/apicurio-registry-app-$APICURIO_VERSION"
+
+KAFKA_PID="$STATE/kafka.pid"
+REGISTRY_PID="$STATE/registry.pid"
+REDIS_PID="$STATE/redis.pid"
+
+say() { printf 'stack: %s\n' "$*"; }
+die() {
+  printf 'stack: ERROR: %s\n' "$*" >&2
+  exit 1
+}
+now_s() { date +%s; }
+
+# --- processes ------------------------------------------------------------------------------
+
+port_open() { (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; }
+
+pid_of() { [[ -s $1 ]] && cat "$1"; }
+
+# A pid file is trusted only while its process is alive and still the program we started
+# (pids are reused): java processes carry a -Dfraud-scorer.stack=NAME marker.
+owns() {
+  local pidfile=$1 marker=$2 pid
+  pid=$(pid_of "$pidfile") || return 1
+  [[ -r /proc/$pid/cmdline ]] || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- "$marker"
+}
+
+# Starts a command in its own session (so it outlives the shell, npm or vitest that ran
+# `up`), with stdout and stderr appended to a log and every other inherited descriptor closed
+# (a pipe or the stack's lock held by a daemon would hang whoever waits on it). The child
+# writes its own pid before exec.
+spawn() {
+  local pidfile=$1 log=$2 dir=$3
+  shift 3
+  rm -f "$pidfile"
+  # shellcheck disable=SC2016 # $$, $fd and $@ expand in the child, on purpose
+  (cd "$dir" && exec setsid bash -c '
+    echo $$ >"$0"
+    for fd in /proc/$$/fd/*; do
+      fd=${fd##*/}
+      if ((fd > 2)); then eval "exec $fd>&-" 2>/dev/null; fi
+    done
+    exec "$@"' "$pidfile" "$@" </dev/null >>"$log" 2>&1) &
+  for _ in $(seq 1 50); do
+    [[ -s $pidfile ]] && return 0
+    sleep 0.1
+  done
+  die "could not start: $*"
+}
+
+stop() {
+  local name=$1 pidfile=$2 marker=$3 pid
+  if ! owns "$pidfile" "$marker"; then
+    rm -f "$pidfile"
+    return 0
+  fi
+  pid=$(pid_of "$pidfile")
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 1 300); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    say "$name did not stop within 30 s; killing pid $pid"
+    kill -KILL "$pid" 2>/dev/null || true
+    sleep 0.5
+  fi
+  rm -f "$pidfile"
+  say "$name stopped (pid $pid)"
+}
+
+# Waits until `check` succeeds; fails early, with the log's tail, if the process died.
+await() {
+  local name=$1 pidfile=$2 marker=$3 log=$4 check=$5 deadline
+  deadline=$(($(now_s) + START_TIMEOUT_S))
+  until $check; do
+    if ! owns "$pidfile" "$marker"; then
+      tail -n 40 "$log" >&2 || true
+      die "$name exited during start-up; log: $log"
+    fi
+    if (($(now_s) > deadline)); then
+      tail -n 40 "$log" >&2 || true
+      die "$name not healthy after ${START_TIMEOUT_S} s; log: $log"
+    fi
+    sleep 0.25
+  done
+}
+
+# --- Java -----------------------------------------------------------------------------------
+
+# A JDK's version from its `release` file (no JVM start), else from `java -version`.
+java_version() {
+  local home
+  home=$(dirname "$(dirname "$(readlink -f "$1")")")
+  if [[ -r $home/release ]]; then
+    sed -n 's/^JAVA_VERSION="\(.*\)"/\1/p' "$home/release"
+  else
+    "$1" -version 2>&1 | sed -n 's/.*version "\([^"]*\)".*/\1/p' | head -n 1
+  fi
+}
+
+java_major() { java_version "$1" | sed -n 's/^\([0-9][0-9]*\).*/\1/p'; }
+
+# The first JDK of at least version $1: JAVA_HOME's or PATH's when new enough, otherwise the
+# newest under /usr/lib/jvm (where this machine keeps a second JDK).
+find_java() {
+  local min=$1 candidate major best="" best_major=0
+  for candidate in ${JAVA_HOME:+"$JAVA_HOME/bin/java"} "$(command -v java || true)"; do
+    [[ -x $candidate ]] || continue
+    major=$(java_major "$candidate")
+    if [[ -n $major ]] && ((major >= min)); then
+      echo "$candidate"
+      return 0
+    fi
+  done
+  for candidate in /usr/lib/jvm/*/bin/java; do
+    [[ -x $candidate ]] || continue
+    major=$(java_major "$candidate")
+    if [[ -n $major ]] && ((major >= min && major > best_major)); then
+      best=$candidate
+      best_major=$major
+    fi
+  done
+  [[ -n $best ]] && echo "$best"
+}
+
+# --- jars (resolved once into the cache) ----------------------------------------------------
+
+mvn_quiet() { mvn -B -q --no-transfer-progress -Dstyle.color=never -f "$STACK_DIR/pom.xml" "$@"; }
+
+fetch_kafka() {
+  [[ -f $KAFKA_LIBS/.complete ]] && return 0
+  command -v mvn >/dev/null || die "Maven (mvn) is needed once to fetch the Kafka jars"
+  say "resolving Kafka $KAFKA_VERSION jars into $KAFKA_LIBS (once)"
+  mkdir -p "$CACHE"
+  local tmp
+  tmp=$(mktemp -d "$CACHE/.kafka-XXXXXX")
+  mvn_quiet dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$tmp/libs" ||
+    die "Maven could not resolve stack/pom.xml"
+  touch "$tmp/libs/.complete"
+  rm -rf "$KAFKA_LIBS"
+  mv "$tmp/libs" "$KAFKA_LIBS"
+  rm -rf "$tmp"
+}
+
+fetch_registry() {
+  [[ -f $REGISTRY_HOME/.complete ]] && return 0
+  command -v mvn >/dev/null || die "Maven (mvn) is needed once to fetch Apicurio Registry"
+  say "fetching Apicurio Registry $APICURIO_VERSION into $REGISTRY_HOME (once)"
+  mkdir -p "$CACHE"
+  local tmp archive
+  tmp=$(mktemp -d "$CACHE/.registry-XXXXXX")
+  # The app's `all` assembly is the runnable Quarkus fast-jar layout (quarkus-run.jar + lib/).
+  mvn_quiet dependency:copy -Dartifact="io.apicurio:apicurio-registry-app:$APICURIO_VERSION:tar.gz:all" \
+    -DoutputDirectory="$tmp" || die "Maven could not fetch io.apicurio:apicurio-registry-app:$APICURIO_VERSION"
+  archive=$(ls "$tmp"/*.tar.gz)
+  mkdir -p "$tmp/app"
+  tar -xzf "$archive" -C "$tmp/app"
+  [[ -f $tmp/app/quarkus-run.jar ]] || die "no quarkus-run.jar in $archive"
+  touch "$tmp/app/.complete"
+  rm -rf "$REGISTRY_HOME"
+  mv "$tmp/app" "$REGISTRY_HOME"
+  rm -rf "$tmp"
+}
+
+# --- Kafka ----------------------------------------------------------------------------------
+
+KAFKA_MARKER="-Dfraud-scorer.stack=kafka"
+
+kafka_config() {
+  local dir=$1
+  cat >"$dir/server.properties" <<EOF
+# Generated by stack/stack.sh on every start; edit the script, not this file.
+process.roles=broker,controller
+node.id=1
+controller.quorum.bootstrap.servers=$HOST:$CONTROLLER_PORT
+listeners=PLAINTEXT://$HOST:$KAFKA_PORT,CONTROLLER://$HOST:$CONTROLLER_PORT
+advertised.listeners=PLAINTEXT://$HOST:$KAFKA_PORT
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+log.dirs=$dir/data
+
+# One node: every internal topic has one replica. Few partitions for them, since each is
+# loaded by a coordinator on a 2-core machine; the scorer's own topics are created explicitly.
+num.partitions=1
+default.replication.factor=1
+min.insync.replicas=1
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=4
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+transaction.state.log.num.partitions=4
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+share.coordinator.state.topic.num.partitions=4
+
+# Tests join and leave groups all the time; do not wait for more members.
+group.initial.rebalance.delay.ms=0
+# A misspelt topic should fail loudly, not appear with one partition.
+auto.create.topics.enable=false
+
+num.network.threads=2
+num.io.threads=4
+num.recovery.threads.per.data.dir=1
+log.retention.hours=24
+EOF
+  cat >"$dir/log4j2.properties" <<EOF
+status = warn
+appender.file.type = File
+appender.file.name = file
+appender.file.fileName = $LOGS/kafka-server.log
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.file.ref = file
+logger.request.name = kafka.request.logger
+logger.request.level = WARN
+EOF
+}
+
+# Kafka's cluster ids are 16 random bytes, URL-safe base64 without padding; a leading '-'
+# would read as an option on the StorageTool's command line.
+random_cluster_id() {
+  local id
+  while :; do
+    id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')
+    [[ $id != -* ]] && echo "$id" && return 0
+  done
+}
+
+kafka_start() {
+  if owns "$KAFKA_PID" "$KAFKA_MARKER"; then
+    say "kafka already running (pid $(pid_of "$KAFKA_PID"))"
+    return 0
+  fi
+  port_open "$KAFKA_PORT" && die "port $KAFKA_PORT is taken by a process this stack did not start"
+  port_open "$CONTROLLER_PORT" && die "port $CONTROLLER_PORT is taken by a process this stack did not start"
+  fetch_kafka
+  local java dir="$STATE/kafka"
+  java=$(find_java "$KAFKA_MIN_JAVA") || die "Kafka needs Java >= $KAFKA_MIN_JAVA; none found"
+  mkdir -p "$dir/data"
+  kafka_config "$dir"
+  local cp="$KAFKA_LIBS/*"
+  if [[ ! -f $dir/data/meta.properties ]]; then
+    local cluster_id
+    cluster_id=$(random_cluster_id)
+    "$java" -cp "$cp" -Dlog4j2.configurationFile="$dir/log4j2.properties" kafka.tools.StorageTool \
+      format --standalone --cluster-id "$cluster_id" --config "$dir/server.properties" \
+      >>"$LOGS/kafka-format.log" 2>&1 || die "formatting Kafka storage failed; log: $LOGS/kafka-format.log"
+    echo "$cluster_id" >"$dir/cluster-id"
+  fi
+  echo "$java" >"$dir/java"
+  spawn "$KAFKA_PID" "$LOGS/kafka.out" "$dir" \
+    "$java" -Xms256m -Xmx512m -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:+ExplicitGCInvokesConcurrent \
+    -Djava.awt.headless=true "$KAFKA_MARKER" -Dlog4j2.configurationFile="$dir/log4j2.properties" \
+    -cp "$cp" kafka.Kafka "$dir/server.properties"
+  say "kafka $KAFKA_VERSION starting (pid $(pid_of "$KAFKA_PID"), $(java_version "$java"))"
+}
+
+kafka_port_open() { port_open "$KAFKA_PORT"; }
+
+kafka_await() {
+  await kafka "$KAFKA_PID" "$KAFKA_MARKER" "$LOGS/kafka-server.log" kafka_port_open
+  local tsx="$ROOT/node_modules/.bin/tsx"
+  [[ -x $tsx ]] || die "node_modules is missing: run npm ci (the topics are created with kafkajs)"
+  "$tsx" "$STACK_DIR/ensure-topics.ts" "$KAFKA_BROKERS" | sed 's/^/stack: kafka /' ||
+    die "Kafka answers on $KAFKA_BROKERS but the topics could not be ensured; log: $LOGS/kafka-server.log"
+}
+
+# --- Apicurio Registry ----------------------------------------------------------------------
+
+REGISTRY_MARKER="-Dfraud-scorer.stack=registry"
+
+registry_start() {
+  if owns "$REGISTRY_PID" "$REGISTRY_MARKER"; then
+    say "registry already running (pid $(pid_of "$REGISTRY_PID"))"
+    return 0
+  fi
+  port_open "$REGISTRY_PORT" && die "port $REGISTRY_PORT is taken by a process this stack did not start"
+  port_open "$REGISTRY_MANAGEMENT_PORT" &&
+    die "port $REGISTRY_MANAGEMENT_PORT is taken by a process this stack did not start"
+  fetch_registry
+  local java dir="$STATE/registry"
+  java=$(find_java "$REGISTRY_MIN_JAVA") ||
+    die "Apicurio Registry $APICURIO_VERSION needs Java >= $REGISTRY_MIN_JAVA; none found (set JAVA_HOME or install one under /usr/lib/jvm)"
+  mkdir -p "$dir"
+  echo "$java" >"$dir/java"
+  # In-memory storage (H2 in memory): schemas live as long as the process, like the broker's
+  # data lives until `down`. C1-only JIT and a serial GC keep its start-up off the broker's
+  # cores; a class-data archive, written when it exits, makes the next start faster.
+  spawn "$REGISTRY_PID" "$LOGS/registry.log" "$dir" \
+    "$java" -Xms64m -Xmx384m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 "$REGISTRY_MARKER" \
+    -XX:+AutoCreateSharedArchive -XX:SharedArchiveFile="$REGISTRY_HOME/registry-$(java_version "$java").jsa" \
+    -Dquarkus.http.host="$HOST" -Dquarkus.http.port="$REGISTRY_PORT" \
+    -Dquarkus.management.host="$HOST" -Dquarkus.management.port="$REGISTRY_MANAGEMENT_PORT" \
+    -Dapicurio.storage.kind=sql -Dapicurio.storage.sql.kind=h2 \
+    -Dapicurio.datasource.url="jdbc:h2:mem:registry_db" \
+    -Dapicurio.rest.deletion.group.enabled=true -Dapicurio.rest.deletion.artifact.enabled=true \
+    -Dapicurio.rest.deletion.artifact-version.enabled=true \
+    -jar "$REGISTRY_HOME/quarkus-run.jar"
+  say "registry (Apicurio $APICURIO_VERSION) starting (pid $(pid_of "$REGISTRY_PID"), $(java_version "$java"))"
+}
+
+registry_ready() { curl -sf -o /dev/null --max-time 2 "http://$HOST:$REGISTRY_MANAGEMENT_PORT/health/ready"; }
+
+registry_await() {
+  await registry "$REGISTRY_PID" "$REGISTRY_MARKER" "$LOGS/registry.log" registry_ready
+  curl -sf -o /dev/null --max-time 5 "$SCHEMA_REGISTRY_URL/schemas/types" ||
+    die "the registry is up but $SCHEMA_REGISTRY_URL does not answer"
+}
+
+# "Apicurio Registry (SQL) 3.3.3": name and version from the registry's own system info.
+registry_version() {
+  local info name version
+  info=$(curl -sf --max-time 5 "http://$HOST:$REGISTRY_PORT/apis/registry/v3/system/info") || return 1
+  name=$(sed -n 's/.*"name" *: *"\([^"]*\)".*/\1/p' <<<"$info")
+  version=$(sed -n 's/.*"version" *: *"\([^"]*\)".*/\1/p' <<<"$info")
+  echo "${name:-Apicurio Registry} ${version:-unknown}"
+}
+
+# --- Redis ----------------------------------------------------------------------------------
+
+# One RESP command over bash's /dev/tcp: no redis-cli needed. Prints the reply's payload.
+redis_call() {
+  local fd line len payload
+  exec {fd}<>"/dev/tcp/$HOST/$REDIS_PORT" 2>/dev/null || return 1
+  printf '%s\r\n' "$*" >&"$fd"
+  IFS= read -r -t 2 line <&"$fd" || {
+    exec {fd}>&-
+    return 1
+  }
+  line=${line%$'\r'}
+  case $line in
+  +*) printf '%s\n' "${line#+}" ;;
+  \$*)
+    len=${line#\$}
+    IFS= read -r -d '' -N "$len" -t 2 payload <&"$fd" || true
+    printf '%s\n' "$payload"
+    ;;
+  *)
+    exec {fd}>&-
+    return 1
+    ;;
+  esac
+  exec {fd}>&-
+}
+
+redis_ping() { [[ $(redis_call PING 2>/dev/null) == PONG ]]; }
+
+redis_version() { redis_call INFO server | tr -d '\r' | sed -n 's/^redis_version://p'; }
+
+redis_owned() { [[ -n $(pid_of "$REDIS_PID") ]] && [[ $(cat "/proc/$(pid_of "$REDIS_PID")/comm" 2>/dev/null) == redis-server ]]; }
+
+redis_start() {
+  if redis_ping; then
+    if redis_owned; then
+      say "redis already running (pid $(pid_of "$REDIS_PID"))"
+    else
+      rm -f "$REDIS_PID"
+      say "redis: using the Redis already answering on $HOST:$REDIS_PORT (not managed by the stack)"
+    fi
+    return 0
+  fi
+  port_open "$REDIS_PORT" && die "port $REDIS_PORT is open but does not answer PING"
+  command -v redis-server >/dev/null ||
+    die "no Redis answers on $HOST:$REDIS_PORT and redis-server is not installed (apt-get install redis-server)"
+  mkdir -p "$STATE/redis"
+  spawn "$REDIS_PID" "$LOGS/redis.log" "$STATE/redis" \
+    redis-server --bind "$HOST" --port "$REDIS_PORT" --save "" --appendonly no --dir "$STATE/redis"
+  say "redis starting (pid $(pid_of "$REDIS_PID"))"
+  local deadline=$(($(now_s) + 20))
+  until redis_ping; do
+    redis_owned || die "redis-server exited during start-up; log: $LOGS/redis.log"
+    (($(now_s) > deadline)) && die "redis-server not answering after 20 s; log: $LOGS/redis.log"
+    sleep 0.1
+  done
+}
+
+# --- endpoints ------------------------------------------------------------------------------
+
+json_string() {
+  local s=${1//\\/\\\\}
+  printf '"%s"' "${s//\"/\\\"}"
+}
+
+write_endpoints() {
+  local registry_v redis_v kafka_java registry_java
+  registry_v=$(registry_version) || registry_v=unknown
+  redis_v=$(redis_version) || redis_v=unknown
+  kafka_java=$(java_version "$(cat "$STATE/kafka/java")")
+  registry_java=$(java_version "$(cat "$STATE/registry/java")")
+  cat >"$STATE/endpoints.env.tmp" <<EOF
+KAFKA_BROKERS=$KAFKA_BROKERS
+SCHEMA_REGISTRY_URL=$SCHEMA_REGISTRY_URL
+REDIS_URL=$REDIS_URL
+EOF
+  cat >"$STATE/endpoints.json.tmp" <<EOF
+{
+  "KAFKA_BROKERS": $(json_string "$KAFKA_BROKERS"),
+  "SCHEMA_REGISTRY_URL": $(json_string "$SCHEMA_REGISTRY_URL"),
+  "REDIS_URL": $(json_string "$REDIS_URL"),
+  "versions": {
+    "kafka": $(json_string "$KAFKA_VERSION"),
+    "registry": $(json_string "$registry_v"),
+    "redis": $(json_string "$redis_v")
+  },
+  "java": {
+    "kafka": $(json_string "$kafka_java"),
+    "registry": $(json_string "$registry_java")
+  }
+}
+EOF
+  mv "$STATE/endpoints.env.tmp" "$STATE/endpoints.env"
+  mv "$STATE/endpoints.json.tmp" "$STATE/endpoints.json"
+}
+
+# --- commands -------------------------------------------------------------------------------
+
+lock() {
+  mkdir -p "$STATE" "$LOGS"
+  exec 9>"$STATE/.lock"
+  flock -w 600 9 || die "another stack.sh holds $STATE/.lock"
+}
+
+cmd_up() {
+  lock
+  local started
+  started=$(now_s)
+  # Both JVMs start before any waiting, so their start-ups overlap; the registry first, since
+  # Kafka's storage format (one more JVM) can run while the registry boots.
+  registry_start
+  kafka_start
+  redis_start
+  kafka_await
+  registry_await
+  write_endpoints
+  say "up in $(($(now_s) - started)) s; endpoints (also in .stack/endpoints.env and .stack/endpoints.json):"
+  sed 's/^/  /' "$STATE/endpoints.env"
+}
+
+cmd_down() {
+  lock
+  stop kafka "$KAFKA_PID" "$KAFKA_MARKER"
+  stop registry "$REGISTRY_PID" "$REGISTRY_MARKER"
+  if redis_owned; then
+    stop redis "$REDIS_PID" "redis-server"
+  else
+    rm -f "$REDIS_PID"
+  fi
+  # Like `docker compose down`: the broker's data goes with it, since the in-memory registry's
+  # schema ids would no longer match the records. Logs stay for a post-mortem.
+  rm -rf "$STATE/kafka/data" "$STATE/redis" "$STATE/endpoints.env" "$STATE/endpoints.json"
+  say "down"
+}
+
+cmd_status() {
+  local rc=0 state
+  if owns "$KAFKA_PID" "$KAFKA_MARKER" && kafka_port_open; then
+    state="running  pid $(pid_of "$KAFKA_PID"), Kafka $KAFKA_VERSION"
+  else
+    state="stopped"
+    rc=1
+  fi
+  printf '%-9s %-42s %s\n' kafka "$KAFKA_BROKERS" "$state"
+  if owns "$REGISTRY_PID" "$REGISTRY_MARKER" && registry_ready; then
+    state="running  pid $(pid_of "$REGISTRY_PID"), $(registry_version)"
+  elif owns "$REGISTRY_PID" "$REGISTRY_MARKER"; then
+    state="starting or unhealthy  pid $(pid_of "$REGISTRY_PID")"
+    rc=1
+  else
+    state="stopped"
+    rc=1
+  fi
+  printf '%-9s %-42s %s\n' registry "$SCHEMA_REGISTRY_URL" "$state"
+  if redis_ping; then
+    if redis_owned; then
+      state="running  pid $(pid_of "$REDIS_PID"), Redis $(redis_version)"
+    else
+      state="running  shared, not managed by the stack, Redis $(redis_version)"
+    fi
+  else
+    state="stopped"
+    rc=1
+  fi
+  printf '%-9s %-42s %s\n' redis "$REDIS_URL" "$state"
+  return "$rc"
+}
+
+case "${1:-}" in
+up) cmd_up ;;
+down) cmd_down ;;
+status) cmd_status ;;
+*)
+  echo "usage: bash stack/stack.sh up|down|status" >&2
+  exit 2
+  ;;
+esac
