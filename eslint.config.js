@@ -2,7 +2,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", "dist/", "src/codec/generated/", ".stack/", ".cache/", "models/", "bench/results/"] },
+  { ignores: ["node_modules/", "dist/", "src/codec/generated/", "scripts/pbjs-esm-wrapper.js", ".stack/", ".cache/", "models/", "bench/results/"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
