@@ -3,6 +3,7 @@
 // drains the batch in hand, commits and leaves the group before the process exits.
 import type { Command } from "commander";
 import { Redis } from "ioredis";
+import type { Logger } from "pino";
 import { FEATURE_SCHEMA_VERSION } from "../features/featureVector.js";
 import { RedisCardStateStore } from "../features/redisCardStateStore.js";
 import { loadModelRunner } from "../model/loadModelRunner.js";
@@ -49,6 +50,22 @@ function connectRedis(config: ScorerConfig["redis"]): Redis {
   });
 }
 
+/**
+ * Give Redis a moment to connect so the first batches do not trip the breakers; but a scorer
+ * must start when Redis is down too (the rules decide until it is back), so never wait long.
+ */
+async function redisReadyOrWarn(redis: Redis, logger: Logger, waitMs = 5_000): Promise<void> {
+  if (redis.status === "ready") return;
+  const ready = new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(false), waitMs);
+    redis.once("ready", () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+  if (!(await ready)) logger.warn({ waitMs }, "Redis not reachable yet; the rules decide until it is");
+}
+
 async function runScorer(config: ScorerConfig): Promise<void> {
   const logger = createLogger({ level: config.ops.logLevel, name: "fraud-scorer" });
   for (const warning of config.warnings) logger.warn(warning);
@@ -79,6 +96,7 @@ async function runScorer(config: ScorerConfig): Promise<void> {
   const rules = ruleEvaluator(await loadRuleSet(config.rules.file));
   const redis = connectRedis(config.redis);
   redis.on("error", (err) => logger.debug({ err }, "redis connection error"));
+  await redisReadyOrWarn(redis, logger);
   const store = new RedisCardStateStore({
     redis,
     namespace: config.redis.namespace,

@@ -1,9 +1,9 @@
 // The one module that talks to the schema registry (any Confluent-compatible one; locally
-// Apicurio's ccompat API). Registration goes through @kafkajs/confluent-schema-registry; its
-// Protobuf wire encoder omits Confluent's message-index array, so framing is ours
-// (confluent.ts) and the library is used only for the registry's REST API.
+// Apicurio's ccompat API), over its REST API. @kafkajs/confluent-schema-registry 3.6.1 (the
+// last release for Node 20) cannot be used for our contract: it resolves a Protobuf schema's
+// type as "<package>..<Type>" (so any schema with a `package` fails to register) and its wire
+// encoder omits Confluent's message-index array. Framing is ours (confluent.ts).
 import { readFileSync } from "node:fs";
-import { SchemaRegistry as RegistryClient, SchemaType } from "@kafkajs/confluent-schema-registry";
 import protobuf from "protobufjs";
 
 export interface SchemaRegistryOptions {
@@ -29,26 +29,27 @@ export interface ContractSchemaIds {
 }
 
 export class SchemaRegistry {
-  readonly #client: RegistryClient;
   readonly #options: SchemaRegistryOptions;
   /** id → full name of the schema's first message; ids are immutable, so cache forever. */
   readonly #firstMessageById = new Map<number, string | undefined>();
 
   constructor(options: SchemaRegistryOptions) {
     this.#options = options;
-    const auth =
-      options.username !== undefined
-        ? { username: options.username, password: options.password ?? "" }
-        : undefined;
-    this.#client = new RegistryClient({ host: options.url, ...(auth ? { auth } : {}) });
   }
 
+  /** Registers (or finds, if already registered) a Protobuf schema under a subject. */
   async register(subject: string, schemaText: string): Promise<number> {
-    const { id } = await this.#client.register(
-      { type: SchemaType.PROTOBUF, schema: schemaText },
-      { subject },
-    );
-    return id;
+    const url = new URL(`subjects/${encodeURIComponent(subject)}/versions`, withSlash(this.#options.url));
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/vnd.schemaregistry.v1+json", ...this.#authHeaders() },
+      body: JSON.stringify({ schemaType: "PROTOBUF", schema: schemaText }),
+    });
+    const body = (await response.json().catch(() => ({}))) as { id?: number; message?: string };
+    if (!response.ok || typeof body.id !== "number") {
+      throw new Error(`schema registry refused ${subject}: ${response.status} ${body.message ?? ""}`.trim());
+    }
+    return body.id;
   }
 
   /** Registers Transaction and Decision under their topics' value subjects. */

@@ -116,30 +116,31 @@ export async function scoreBatch(
   // Distinct cards on the transaction's device (this one included); 0 without a device.
   const deviceCardCounts = Float64Array.from(items, (item) => (item.hashes.device !== 0 ? 1 : 0));
 
-  // Budget triage: the rules decide what cannot afford the model round trips.
-  const modelBound: number[] = [];
+  // Budget triage: what cannot afford the model is decided by the rules. Those transactions
+  // still go through state read, model step and state write with the rest of the batch (one
+  // set of round trips either way), so the card's state never misses a transaction that was
+  // merely late, e.g. in the backlog after a restart.
+  const late = new Set<number>();
   for (let i = 0; i < items.length; i++) {
     const remaining = ctx.budgetMs - (pickedAtMs - items[i]!.budgetStartMs);
-    if (ctx.model !== undefined && remaining >= ctx.minBudgetForModelMs) modelBound.push(i);
-    else
-      outcomes[i] = rulesOnly(
-        items[i]!,
-        ctx,
-        ctx.model === undefined
-          ? FallbackCause.FALLBACK_CAUSE_MODEL_UNAVAILABLE
-          : FallbackCause.FALLBACK_CAUSE_BUDGET_EXHAUSTED,
-      );
+    if (ctx.model === undefined) {
+      outcomes[i] = rulesOnly(items[i]!, ctx, FallbackCause.FALLBACK_CAUSE_MODEL_UNAVAILABLE);
+    } else if (remaining < ctx.minBudgetForModelMs) {
+      late.add(i);
+      outcomes[i] = rulesOnly(items[i]!, ctx, FallbackCause.FALLBACK_CAUSE_BUDGET_EXHAUSTED);
+    }
   }
 
   const slots = new Map<string, CardSlot>();
-  if (modelBound.length > 0) {
+  if (ctx.model !== undefined && items.length > 0) {
+    const all = items.map((_, i) => i);
     const t0 = clock.monotonicUs();
-    const read = await readStates(items, modelBound, ctx, slots, deviceCardCounts);
+    const read = await readStates(items, all, ctx, slots, deviceCardCounts);
     times.stateRead = clock.monotonicUs() - t0;
     if (!read.ok) {
-      for (const i of modelBound) outcomes[i] = rulesOnly(items[i]!, ctx, causeOf(read.failure));
+      for (const i of all) if (!late.has(i)) outcomes[i] = rulesOnly(items[i]!, ctx, causeOf(read.failure));
     } else {
-      await scoreWithModel(items, modelBound, ctx, slots, deviceCardCounts, outcomes, times);
+      await scoreWithModel(items, all, late, ctx, slots, deviceCardCounts, outcomes, times);
       const w0 = clock.monotonicUs();
       await writeStates(slots, ctx);
       times.stateWrite = clock.monotonicUs() - w0;
@@ -331,6 +332,7 @@ async function stepRows(rows: readonly StepRow[], ctx: ScoringContext, times?: S
 async function scoreWithModel(
   items: readonly ScoringItem[],
   indexes: readonly number[],
+  late: ReadonlySet<number>,
   ctx: ScoringContext,
   slots: Map<string, CardSlot>,
   deviceCardCounts: Float64Array,
@@ -350,7 +352,7 @@ async function scoreWithModel(
   let modelDown: number | undefined;
   for (const wave of waves) {
     if (modelDown !== undefined) {
-      for (const i of wave) outcomes[i] = rulesOnly(items[i]!, ctx, modelDown);
+      for (const i of wave) if (!late.has(i)) outcomes[i] = rulesOnly(items[i]!, ctx, modelDown);
       continue;
     }
     const rows = wave.map((i) => ({
@@ -363,7 +365,7 @@ async function scoreWithModel(
     if (!stepped.ok) {
       modelDown = causeOf(stepped.failure);
       if (stepped.failure === "error") modelDown = FallbackCause.FALLBACK_CAUSE_MODEL_UNAVAILABLE;
-      for (const i of wave) outcomes[i] = rulesOnly(items[i]!, ctx, modelDown);
+      for (const i of wave) if (!late.has(i)) outcomes[i] = rulesOnly(items[i]!, ctx, modelDown);
       continue;
     }
     const p0 = ctx.clock.monotonicUs();
@@ -377,14 +379,24 @@ async function scoreWithModel(
         state: slot.state,
         deviceCardCount: deviceCardCounts[i]!,
       });
-      const score = stepped.score[k]!;
-      outcomes[i] = {
-        score,
-        verdict,
-        topFeatures: [],
-        fallbackCause: FallbackCause.FALLBACK_CAUSE_UNSPECIFIED,
-      };
-      if (score >= ctx.thresholds.review && (ctx.explainTopFeatures ?? 0) > 0) explain.push(k);
+      if (late.has(i)) {
+        // Decided by the rules (with the card's state known); the model step only keeps state.
+        outcomes[i] = {
+          score: verdict.score,
+          verdict,
+          topFeatures: [],
+          fallbackCause: FallbackCause.FALLBACK_CAUSE_BUDGET_EXHAUSTED,
+        };
+      } else {
+        const score = stepped.score[k]!;
+        outcomes[i] = {
+          score,
+          verdict,
+          topFeatures: [],
+          fallbackCause: FallbackCause.FALLBACK_CAUSE_UNSPECIFIED,
+        };
+        if (score >= ctx.thresholds.review && (ctx.explainTopFeatures ?? 0) > 0) explain.push(k);
+      }
       // A position at or before the stored one was applied already (a record reprocessed after
       // a crash or rebalance): decide it again, but do not apply it twice.
       if (item.position <= slot.position) return;
