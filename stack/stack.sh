@@ -164,7 +164,14 @@ find_java() {
 
 # --- jars (resolved once into the cache) ----------------------------------------------------
 
-mvn_quiet() { mvn -B -q --no-transfer-progress -Dstyle.color=never -f "$STACK_DIR/pom.xml" "$@"; }
+# Maven's own output goes to a log (it prints stray colour codes even when quiet).
+mvn_quiet() {
+  mvn -B -q --no-transfer-progress -Dstyle.color=never -f "$STACK_DIR/pom.xml" "$@" \
+    >>"$LOGS/maven.log" 2>&1 || {
+    tail -n 30 "$LOGS/maven.log" >&2
+    return 1
+  }
+}
 
 fetch_kafka() {
   [[ -f $KAFKA_LIBS/.complete ]] && return 0
@@ -174,7 +181,7 @@ fetch_kafka() {
   local tmp
   tmp=$(mktemp -d "$CACHE/.kafka-XXXXXX")
   mvn_quiet dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$tmp/libs" ||
-    die "Maven could not resolve stack/pom.xml"
+    die "Maven could not resolve stack/pom.xml; log: $LOGS/maven.log"
   touch "$tmp/libs/.complete"
   rm -rf "$KAFKA_LIBS"
   mv "$tmp/libs" "$KAFKA_LIBS"
@@ -190,7 +197,8 @@ fetch_registry() {
   tmp=$(mktemp -d "$CACHE/.registry-XXXXXX")
   # The app's `all` assembly is the runnable Quarkus fast-jar layout (quarkus-run.jar + lib/).
   mvn_quiet dependency:copy -Dartifact="io.apicurio:apicurio-registry-app:$APICURIO_VERSION:tar.gz:all" \
-    -DoutputDirectory="$tmp" || die "Maven could not fetch io.apicurio:apicurio-registry-app:$APICURIO_VERSION"
+    -DoutputDirectory="$tmp" ||
+    die "Maven could not fetch io.apicurio:apicurio-registry-app:$APICURIO_VERSION; log: $LOGS/maven.log"
   archive=$(ls "$tmp"/*.tar.gz)
   mkdir -p "$tmp/app"
   tar -xzf "$archive" -C "$tmp/app"
