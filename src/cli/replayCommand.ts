@@ -142,7 +142,7 @@ async function runReplay(options: ReplayOptions): Promise<void> {
     const summary = [
       `replayed ${input.records.length} transactions from ${input.description} in ${scoringSeconds.toFixed(1)} s` +
         ` (${Math.round(input.records.length / Math.max(scoringSeconds, 1e-3))} tx/s)`,
-      `model ${model.modelVersion} · rules ${rules.version} · feature schema ${model.featureSchemaVersion} · batch ${options.settings.batchSize}`,
+      `model ${model.modelName} ${model.modelVersion} · rules ${rules.version} · feature schema ${model.featureSchemaVersion} · batch ${options.settings.batchSize}`,
       `decisions: ${mix(decided.map((d) => d.decision))}`,
     ];
     if (input.rejected.length > 0)
