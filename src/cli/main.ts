@@ -1,6 +1,7 @@
 // The `fraud-scorer` command: one subcommand per entry point, each wired in its own module.
 import { Command } from "commander";
 import { registerDecisionsCommand } from "./decisionsCommand.js";
+import { registerDemoCommand } from "./demoCommand.js";
 import { registerModelCommands } from "./modelCommands.js";
 import { registerProduceCommand } from "./produceCommand.js";
 import { registerReplayCommand } from "./replayCommand.js";
@@ -16,5 +17,6 @@ registerModelCommands(program);
 registerReplayCommand(program);
 registerProduceCommand(program);
 registerDecisionsCommand(program);
+registerDemoCommand(program);
 
 await program.parseAsync(process.argv);
