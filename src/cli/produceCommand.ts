@@ -1,6 +1,7 @@
 // `fraud-scorer produce`: open-loop load onto the transactions topic, from the simulator or a
 // file, at a fixed rate, by count or duration, in either framing.
 import type { Command } from "commander";
+import type { Kafka } from "kafkajs";
 import pino from "pino";
 import { SchemaRegistry } from "../codec/schemaRegistry.js";
 import { createLogger } from "../ops/logger.js";
@@ -100,12 +101,15 @@ export function registerProduceCommand(program: Command): void {
       } catch (err) {
         refuseArguments("produce", [(err as Error).message]);
       }
+      // kafkajs logs every retry as an error; failures are counted and the first one is shown.
       const logger = createLogger({
-        level: "warn",
+        level: "fatal",
         name: "fraud-scorer-produce",
         destination: pino.destination(2),
       });
       const kafka = createKafka({ brokers, clientId: "fraud-scorer-produce", logger });
+      const missing = await topicProblem(kafka, topic);
+      if (missing) refuseArguments("produce", [missing]);
       let transactionSchemaId: number | undefined;
       if (framing === "confluent") {
         const registry = new SchemaRegistry({ url: registryUrl! });
@@ -154,4 +158,19 @@ export function registerProduceCommand(program: Command): void {
       );
       if (summary.failed > 0) process.exitCode = 1;
     });
+}
+
+/** Sending to a missing topic would only retry until every send failed: say so up front. */
+async function topicProblem(kafka: Kafka, topic: string): Promise<string | undefined> {
+  const admin = kafka.admin();
+  try {
+    await admin.connect();
+    if (!(await admin.listTopics()).includes(topic))
+      return `topic "${topic}" does not exist; create it or pick another with --topic (the stack has "transactions")`;
+    return undefined;
+  } catch (err) {
+    return `cannot reach Kafka: ${(err as Error).message}`;
+  } finally {
+    await admin.disconnect().catch(() => {});
+  }
 }
