@@ -89,7 +89,8 @@ async function runScorer(config: ScorerConfig): Promise<void> {
     logger,
   });
   readiness.set("modelVerified", true);
-  await model.warmUp();
+  if (config.model.warmUp === false) logger.warn("model warm-up skipped (MODEL_WARM_UP=false)");
+  else await model.warmUp();
   readiness.set("modelWarm", true);
   metrics.setModelInfo(model.modelVersion, model.featureSchemaVersion, model.provider);
 

@@ -74,6 +74,8 @@ export interface ModelConfig {
   readonly dir: string;
   readonly trustedKeysDir: string;
   readonly provider: ModelProvider;
+  /** false skips the warm-up before readiness (cold-start measurements); absent means true. */
+  readonly warmUp?: boolean;
 }
 
 export interface RulesConfig {

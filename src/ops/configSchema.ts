@@ -163,6 +163,8 @@ export const configSchema = z
       dir: text("expected the path of models/<name>/<version>"),
       trustedKeysDir: text("expected a directory path").default("models/trusted-keys"),
       provider: oneOf(["cpu", "cuda", "auto"]).default("auto"),
+      // Absent means on; off only to measure what the warm-up buys (bench/, cold start).
+      warmUp: onOff().optional(),
     }),
     rules: z.object({
       file: text("expected a file path").default("rules/default.yaml"),

@@ -135,6 +135,10 @@ export const CONFIG_SETTINGS: readonly ConfigSetting[] = [
     flagValue: "name",
   }),
 
+  setting("model.warmUp", "step the model a few times before reporting ready (default: true)", {
+    env: "MODEL_WARM_UP",
+  }),
+
   setting("rules.file", "rule set (YAML)", { env: "RULES_FILE", flag: "rules-file", flagValue: "file" }),
 
   setting("scoring.budgetMs", "per-transaction budget, record timestamp to acknowledged decision, ms", {
