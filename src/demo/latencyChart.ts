@@ -20,7 +20,7 @@ export function niceCeiling(x: number): number {
   return 10 * power;
 }
 
-const fmt = (n: number) => (n >= 10 ? n.toFixed(0) : n >= 1 ? n.toFixed(1) : n.toFixed(2));
+const fmt = (n: number) => (n === 0 ? "0" : n >= 10 ? n.toFixed(0) : n >= 1 ? n.toFixed(1) : n.toFixed(2));
 
 export function renderLatencyChart(points: readonly SecondPoint[], options: ChartOptions): string {
   const width = options.width ?? 760;

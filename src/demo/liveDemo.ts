@@ -5,7 +5,7 @@
 // Its topics, consumer group and state namespace are its own and are removed afterwards.
 import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import { cpus } from "node:os";
+import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import type { Kafka } from "kafkajs";
@@ -77,6 +77,7 @@ export async function runLiveDemo(o: LiveDemoOptions): Promise<DemoReport> {
   });
   await createTopics(kafka, topics, o.partitions);
   const startedAt = new Date().toISOString();
+  const loadAtStart = loadavg()[0]!;
   let scorer: ScorerChild | undefined;
   let following: { stop(): Promise<void> } | undefined;
   try {
@@ -192,6 +193,9 @@ export async function runLiveDemo(o: LiveDemoOptions): Promise<DemoReport> {
       `everything ran on this machine: Kafka, the schema registry, Redis, the scorer, the load generator and the decision reader share its ${cpus().length} cores`,
       `topics ${topics.transactions} / ${topics.decisions} (${o.partitions} partitions each), consumer group and Redis namespace ${runId}; card state signed with an ephemeral HMAC key`,
     ];
+    notes.push(
+      `1-minute load average ${loadAtStart.toFixed(1)} when the demo started and ${loadavg()[0]!.toFixed(1)} when it ended, on ${cpus().length} cores: anything else running on the machine shows up in these numbers`,
+    );
     if (produced.failed > 0)
       notes.push(`${produced.failed} sends failed: ${produced.firstError ?? "unknown error"}`);
     if (produced.maxIssueLagMs > 50)
