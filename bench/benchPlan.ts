@@ -1,0 +1,83 @@
+// How much of everything a run does: the full run (`npm run bench`, about ten minutes on a
+// 2-core machine) and the smoke run (`npm run bench -- --smoke`, under a minute, which only
+// proves the harness still works; its numbers mean little).
+export interface BenchPlan {
+  readonly smoke: boolean;
+  readonly traffic: { readonly transactions: number; readonly seed: number };
+  readonly endToEnd: {
+    readonly rates: readonly number[];
+    readonly warmupS: number;
+    readonly measureS: number;
+    /** After the last send, how long decisions may take before the rest count as undecided. */
+    readonly drainS: number;
+    readonly searchProbes: number;
+    readonly partitions: number;
+    readonly budgetMs: number;
+  };
+  readonly decode: { readonly messages: number; readonly rounds: number };
+  readonly batching: {
+    readonly lowRate: number;
+    readonly highRate: number;
+    readonly warmupS: number;
+    readonly measureS: number;
+    readonly maxBatch: number;
+    readonly dynamicMaxWaitMs: number;
+  };
+  readonly state: {
+    readonly batchSizes: readonly number[];
+    readonly rounds: number;
+    readonly transactionsPerRound: number;
+    readonly cards: number;
+  };
+  readonly model: {
+    readonly batchSizes: readonly number[];
+    readonly rounds: number;
+    readonly stepsPerRound: number;
+  };
+  readonly ceiling: { readonly records: number; readonly perfRecords: number; readonly partitions: number };
+  readonly coldStart: {
+    readonly runsPerVariant: number;
+    readonly transactions: number;
+    readonly rate: number;
+  };
+}
+
+export const FULL_PLAN: BenchPlan = {
+  smoke: false,
+  traffic: { transactions: 100_000, seed: 42 },
+  endToEnd: {
+    rates: [1_000, 5_000, 10_000, 20_000],
+    warmupS: 3,
+    measureS: 15,
+    drainS: 10,
+    searchProbes: 4,
+    partitions: 12,
+    budgetMs: 200,
+  },
+  decode: { messages: 20_000, rounds: 10 },
+  batching: { lowRate: 200, highRate: 3_000, warmupS: 2, measureS: 10, maxBatch: 64, dynamicMaxWaitMs: 10 },
+  state: { batchSizes: [1, 16, 64], rounds: 6, transactionsPerRound: 2_048, cards: 5_000 },
+  model: { batchSizes: [1, 64], rounds: 8, stepsPerRound: 200 },
+  ceiling: { records: 60_000, perfRecords: 500_000, partitions: 12 },
+  coldStart: { runsPerVariant: 3, transactions: 100, rate: 100 },
+};
+
+export const SMOKE_PLAN: BenchPlan = {
+  smoke: true,
+  traffic: { transactions: 5_000, seed: 42 },
+  endToEnd: {
+    rates: [300],
+    warmupS: 1,
+    measureS: 2,
+    drainS: 5,
+    searchProbes: 1,
+    partitions: 4,
+    budgetMs: 200,
+  },
+  decode: { messages: 2_000, rounds: 3 },
+  batching: { lowRate: 100, highRate: 1_000, warmupS: 0.3, measureS: 1, maxBatch: 64, dynamicMaxWaitMs: 10 },
+  state: { batchSizes: [1, 16], rounds: 2, transactionsPerRound: 128, cards: 200 },
+  model: { batchSizes: [1, 64], rounds: 2, stepsPerRound: 20 },
+  ceiling: { records: 3_000, perfRecords: 20_000, partitions: 4 },
+  coldStart: { runsPerVariant: 1, transactions: 10, rate: 20 },
+};

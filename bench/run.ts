@@ -1,0 +1,147 @@
+// `npm run bench`: the latency budget measured, side by side. Runs every section against the
+// local stack (started if need be, never stopped) and writes bench/results/<date>.json, .md and
+// the .md's SVG charts. Each comparison runs both sides in this run and reports their ratio.
+//
+//   npm run bench                      full run (about ten minutes)
+//   npm run bench -- --smoke           seconds-long check that the harness works
+//   npm run bench -- --only decode,model --out /tmp/bench
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, totalmem } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { FULL_PLAN, SMOKE_PLAN } from "./benchPlan.js";
+import { SECTION_NAMES, type BenchResults, type SectionName } from "./report/benchResults.js";
+import { renderReport } from "./report/markdown.js";
+import { batching } from "./sections/batching.js";
+import { ceiling } from "./sections/ceiling.js";
+import { coldStart } from "./sections/coldStart.js";
+import { decode } from "./sections/decode.js";
+import { endToEnd } from "./sections/endToEnd.js";
+import { model } from "./sections/model.js";
+import { state } from "./sections/state.js";
+import { BenchContext } from "./support/benchContext.js";
+import { stackEndpoints } from "./support/stackEndpoints.js";
+
+const ROOT = fileURLToPath(new URL("../", import.meta.url));
+
+// In-process sections first, then the ones that start scorers; the headline last.
+const SECTIONS: ReadonlyArray<readonly [SectionName, (ctx: BenchContext) => Promise<unknown>]> = [
+  ["decode", decode],
+  ["model", model],
+  ["state", state],
+  ["batching", batching],
+  ["ceiling", ceiling],
+  ["coldStart", coldStart],
+  ["endToEnd", endToEnd],
+];
+
+const { values: args } = parseArgs({
+  options: {
+    smoke: { type: "boolean", default: false },
+    out: { type: "string" },
+    only: { type: "string" },
+  },
+});
+const only = args.only?.split(",").map((s) => s.trim());
+const unknown = only?.filter((s) => !(SECTION_NAMES as readonly string[]).includes(s)) ?? [];
+if (unknown.length > 0) {
+  process.stderr.write(`unknown section(s) ${unknown.join(", ")}; sections: ${SECTION_NAMES.join(", ")}\n`);
+  process.exit(2);
+}
+
+const startedAt = new Date();
+const started = performance.now();
+const elapsed = () => ((performance.now() - started) / 1000).toFixed(0).padStart(4);
+const log = (line: string) => process.stderr.write(`[${elapsed()} s] ${line}\n`);
+const plan = args.smoke ? SMOKE_PLAN : FULL_PLAN;
+const outDir = resolve(args.out ?? join(ROOT, "bench/results"));
+const date = startedAt.toISOString().slice(0, 10);
+const loadAverageAtStart = loadavg()[0]!;
+
+const endpoints = stackEndpoints(ROOT);
+const ctx = new BenchContext(ROOT, plan, endpoints, log);
+log(
+  `${args.smoke ? "smoke" : "full"} run ${ctx.runId}; stack ${endpoints.kafkaBrokers}, ${endpoints.redisUrl}`,
+);
+
+const results: Record<string, unknown> = {};
+const sectionSeconds: Record<string, number> = {};
+let failures = 0;
+try {
+  for (const [name, run] of SECTIONS) {
+    if (only && !only.includes(name)) {
+      results[name] = { error: "skipped (--only)" };
+      continue;
+    }
+    const t0 = performance.now();
+    try {
+      results[name] = await run(ctx);
+    } catch (err) {
+      failures++;
+      results[name] = { error: (err as Error).message };
+      log(`${name} failed: ${(err as Error).stack ?? String(err)}`);
+    }
+    sectionSeconds[name] = Math.round((performance.now() - t0) / 100) / 10;
+  }
+} finally {
+  await ctx.close().catch((err: unknown) => log(`clean-up failed: ${String(err)}`));
+}
+
+const report = {
+  meta: {
+    date,
+    startedAt: startedAt.toISOString(),
+    durationS: Math.round((performance.now() - started) / 100) / 10,
+    smoke: plan.smoke,
+    command: `npm run bench${plan.smoke ? " -- --smoke" : ""}${only ? ` --only ${only.join(",")}` : ""}`,
+    commit: gitCommit(),
+    machine: {
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model.trim() ?? "unknown",
+      memoryGiB: Math.round(totalmem() / 2 ** 30),
+      node: process.version,
+      platform: `${process.platform} ${process.arch}`,
+      loadAverageAtStart,
+      loadAverageAtEnd: loadavg()[0]!,
+    },
+    stack: { kafkaBrokers: endpoints.kafkaBrokers, redisUrl: endpoints.redisUrl, ...kafkaVersion() },
+    sectionSeconds,
+    plan,
+  },
+  ...results,
+} as unknown as BenchResults;
+
+mkdirSync(outDir, { recursive: true });
+const base = join(outDir, date);
+const { markdown, charts } = renderReport(report, date);
+writeFileSync(`${base}.json`, `${JSON.stringify(report, null, 2)}\n`);
+writeFileSync(`${base}.md`, markdown);
+for (const [file, svg] of charts) writeFileSync(join(outDir, file), svg);
+log(`wrote ${base}.json, ${base}.md and ${charts.size} charts (${failures} section(s) failed)`);
+process.exit(failures > 0 ? 1 : 0);
+
+function gitCommit(): string {
+  try {
+    const head = execFileSync("git", ["rev-parse", "--short", "HEAD"], {
+      cwd: ROOT,
+      encoding: "utf8",
+    }).trim();
+    return head;
+  } catch {
+    return "unknown";
+  }
+}
+
+function kafkaVersion(): { kafkaVersion?: string } {
+  const file = join(ROOT, ".stack/endpoints.json");
+  if (!existsSync(file)) return {};
+  const recorded = JSON.parse(readFileSync(file, "utf8")) as {
+    KAFKA_BROKERS?: string;
+    versions?: { kafka?: string };
+  };
+  return recorded.KAFKA_BROKERS === endpoints.kafkaBrokers && recorded.versions?.kafka
+    ? { kafkaVersion: recorded.versions.kafka }
+    : {};
+}

@@ -1,0 +1,221 @@
+// 6. Ceiling: how close the scorer comes to what its Kafka client can do at all. A backlog of
+// transactions is drained three ways: by the scorer (`serve`), by a passthrough process with the
+// same client and no scoring (ceilingPassthrough.ts), and by Kafka's own perf tools, which show
+// the broker's limit on this machine. Throughput is read off the output topic's offsets.
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { createInterface } from "node:readline";
+import { CompressionTypes, Partitioners, type Message } from "kafkajs";
+import { joinDelimitedFrames } from "../../src/codec/delimited.js";
+import { encodeTransactionPayload } from "../../src/codec/messages.js";
+import type { BenchContext } from "../support/benchContext.js";
+import { round3 } from "../support/alternatingRounds.js";
+import {
+  consumerPerformance,
+  findKafkaTools,
+  producerPerformance,
+  type ConsumerPerfResult,
+  type ProducerPerfResult,
+} from "../support/kafkaPerfTools.js";
+import { ScorerProcess, scorerEnv } from "../support/scorerProcess.js";
+
+export interface DrainThroughput {
+  readonly records: number;
+  readonly seconds: number;
+  readonly recordsPerSecond: number;
+}
+
+export interface CeilingResult {
+  readonly records: number;
+  readonly recordBytes: number;
+  readonly partitions: number;
+  readonly scorer: DrainThroughput;
+  readonly passthrough: DrainThroughput;
+  readonly kafkaProducerPerf: ProducerPerfResult | { readonly unavailable: string };
+  readonly kafkaConsumerPerf: ConsumerPerfResult | { readonly unavailable: string };
+  readonly kafkaToolsVersion?: string;
+  /** scorer ÷ passthrough: the share of the client's own throughput the scorer keeps. */
+  readonly scorerOverPassthrough: number;
+  /** passthrough ÷ Kafka's ConsumerPerformance, and scorer ÷ it. */
+  readonly passthroughOverKafkaConsumer?: number;
+  readonly scorerOverKafkaConsumer?: number;
+}
+
+const POLL_MS = 50;
+
+export async function ceiling(ctx: BenchContext): Promise<CeilingResult> {
+  const { records, perfRecords, partitions } = ctx.plan.ceiling;
+  ctx.log(
+    `ceiling: draining a backlog of ${records} transactions: scorer vs kafkajs passthrough vs Kafka perf tools`,
+  );
+  const input = await ctx.topics.topic("ceiling-in", partitions);
+  const recordBytes = await fillBacklog(ctx, input, records);
+
+  const passthroughOut = await ctx.topics.topic("ceiling-passthrough-out", partitions);
+  const passthrough = await drainThroughPassthrough(ctx, input, passthroughOut, records);
+  ctx.log(`  passthrough: ${passthrough.recordsPerSecond} records/s`);
+
+  const scorer = await drainThroughScorer(ctx, input, records);
+  ctx.log(`  scorer: ${scorer.recordsPerSecond} records/s`);
+
+  const tools = findKafkaTools(ctx.root);
+  let kafkaProducerPerf: CeilingResult["kafkaProducerPerf"];
+  let kafkaConsumerPerf: CeilingResult["kafkaConsumerPerf"];
+  if (tools === undefined) {
+    const unavailable = "no cached Kafka jars with kafka-tools (run bash stack/stack.sh up once)";
+    kafkaProducerPerf = kafkaConsumerPerf = { unavailable };
+  } else {
+    const perfTopic = await ctx.topics.topic("ceiling-perf", partitions);
+    kafkaProducerPerf = await producerPerformance(tools, {
+      brokers: ctx.endpoints.kafkaBrokers,
+      topic: perfTopic,
+      records: perfRecords,
+      recordSize: Math.round(recordBytes),
+    });
+    kafkaConsumerPerf = await consumerPerformance(tools, {
+      brokers: ctx.endpoints.kafkaBrokers,
+      topic: perfTopic,
+      records: perfRecords,
+      group: `bench-perf-${perfTopic}`,
+    });
+    ctx.log(
+      `  Kafka perf tools: produce ${kafkaProducerPerf.recordsPerSecond} records/s, consume ${kafkaConsumerPerf.recordsPerSecond} records/s`,
+    );
+  }
+  const consumerRate =
+    "recordsPerSecond" in kafkaConsumerPerf ? kafkaConsumerPerf.recordsPerSecond : undefined;
+  return {
+    records,
+    recordBytes: Math.round(recordBytes * 10) / 10,
+    partitions,
+    scorer,
+    passthrough,
+    kafkaProducerPerf,
+    kafkaConsumerPerf,
+    ...(tools ? { kafkaToolsVersion: tools.version } : {}),
+    scorerOverPassthrough: round3(scorer.recordsPerSecond / passthrough.recordsPerSecond),
+    ...(consumerRate
+      ? {
+          passthroughOverKafkaConsumer: round3(passthrough.recordsPerSecond / consumerRate),
+          scorerOverKafkaConsumer: round3(scorer.recordsPerSecond / consumerRate),
+        }
+      : {}),
+  };
+}
+
+/** Writes the backlog as fast as the broker takes it; returns the mean record value size. */
+async function fillBacklog(ctx: BenchContext, topic: string, count: number): Promise<number> {
+  const producer = ctx.kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+  await producer.connect();
+  const source = ctx.traffic.take(count);
+  let bytes = 0;
+  try {
+    const CHUNK = 2_000;
+    const inFlight = new Set<Promise<unknown>>();
+    for (let i = 0; i < count; i += CHUNK) {
+      const messages: Message[] = [];
+      for (let j = i; j < Math.min(count, i + CHUNK); j++) {
+        const { tx } = source.at(j);
+        const value = joinDelimitedFrames([encodeTransactionPayload(tx)]);
+        bytes += value.length;
+        messages.push({ key: tx.cardId ?? "", value });
+      }
+      const sending = producer.send({ topic, acks: -1, compression: CompressionTypes.None, messages });
+      inFlight.add(sending);
+      void sending.finally(() => inFlight.delete(sending));
+      if (inFlight.size >= 4) await Promise.race(inFlight);
+    }
+    await Promise.all(inFlight);
+  } finally {
+    await producer.disconnect();
+  }
+  return bytes / count;
+}
+
+/**
+ * The clock runs from the consumer's group join (its first fetch follows at once; process start
+ * is not counted) to the poll that finds every output record on the topic.
+ */
+async function measureOutput(
+  ctx: BenchContext,
+  topic: string,
+  expected: number,
+  joinedAt: Promise<number>,
+  timeoutMs: number,
+): Promise<DrainThroughput> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const count = await ctx.topics.recordCount(topic);
+    const at = performance.now();
+    if (count >= expected) {
+      const seconds = Math.max(0.001, (at - (await joinedAt)) / 1000);
+      return {
+        records: count,
+        seconds: Math.round(seconds * 1000) / 1000,
+        recordsPerSecond: Math.round(count / seconds),
+      };
+    }
+    if (Date.now() > deadline)
+      throw new Error(`${topic}: ${count} of ${expected} records after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, POLL_MS));
+  }
+}
+
+async function drainThroughPassthrough(
+  ctx: BenchContext,
+  input: string,
+  output: string,
+  records: number,
+): Promise<DrainThroughput> {
+  const child = spawn(process.execPath, ["--import", "tsx", "bench/sections/ceilingPassthrough.ts"], {
+    cwd: ctx.root,
+    env: {
+      ...process.env,
+      KAFKA_BROKERS: ctx.endpoints.kafkaBrokers,
+      PASSTHROUGH_INPUT: input,
+      PASSTHROUGH_OUTPUT: output,
+      PASSTHROUGH_GROUP: `bench-passthrough-${input}`,
+      PASSTHROUGH_PARTITIONS_CONCURRENTLY: "12",
+    },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const joinedAt = new Promise<number>((resolve, reject) => {
+    createInterface({ input: child.stdout }).on("line", (line) => {
+      if (line.includes('"joined":true')) resolve(performance.now());
+    });
+    child.once("exit", (code) => reject(new Error(`passthrough exited (${code}) before joining`)));
+  });
+  try {
+    return await measureOutput(ctx, output, records, joinedAt, 300_000);
+  } finally {
+    const exited = once(child, "exit");
+    child.kill("SIGTERM");
+    const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+    await exited;
+    clearTimeout(timer);
+  }
+}
+
+async function drainThroughScorer(
+  ctx: BenchContext,
+  input: string,
+  records: number,
+): Promise<DrainThroughput> {
+  const { partitions } = ctx.plan.ceiling;
+  const own = await ctx.topics.scorerTopics("ceiling", partitions);
+  const topics = { ...own, transactions: input };
+  const scorer = await ScorerProcess.start({
+    root: ctx.root,
+    env: scorerEnv({ endpoints: ctx.endpoints, topics, namespace: ctx.namespace("ceiling") }),
+    logFile: ctx.logFile("ceiling-scorer"),
+  });
+  // Joining is the last readiness condition; /readyz is polled every 20 ms.
+  const joinedAt = Promise.resolve(
+    scorer.spawnedAt + (scorer.timeline.conditionsMetMs.groupJoined ?? scorer.timeline.readyMs),
+  );
+  try {
+    return await measureOutput(ctx, topics.decisions, records, joinedAt, 600_000);
+  } finally {
+    await scorer.stop();
+  }
+}

@@ -1,0 +1,164 @@
+// 1. End to end through the real stack: `fraud-scorer serve` as a child process, the load
+// generator (src/traffic/produceTraffic.ts) sending open-loop at fixed rates, latency from each
+// transaction's scheduled send time to its decision's broker append time. Then a search for the
+// highest rate whose p99 stays inside the budget.
+import { produceTraffic } from "../../src/traffic/produceTraffic.js";
+import type { BenchContext } from "../support/benchContext.js";
+import type { BenchTopics } from "../support/benchKafka.js";
+import { DecisionLatencyCollector, LatencySink, type LatencyReport } from "../support/decisionLatencies.js";
+import { ScorerProcess, scorerEnv } from "../support/scorerProcess.js";
+import { wallClock } from "../support/wallClock.js";
+
+export interface RateStep extends LatencyReport {
+  readonly targetRate: number;
+  /** Records the broker acknowledged per second of sending. */
+  readonly achievedRate: number;
+  readonly generatorMaxLagMs: number;
+  readonly generatorStalls: number;
+  readonly passes: boolean;
+}
+
+export interface EndToEndResult {
+  readonly budgetMs: number;
+  readonly partitions: number;
+  readonly warmupS: number;
+  readonly measureS: number;
+  readonly fixedRates: readonly RateStep[];
+  readonly search: {
+    readonly highestRateUnderBudget: number;
+    readonly probes: readonly RateStep[];
+  };
+  readonly scorerStarts: number;
+}
+
+/** The scorer with its own topics, state namespace and a collector on its decisions. */
+class ScorerRig {
+  /** A step left a backlog behind: the next step needs a fresh scorer. */
+  dirty = false;
+
+  private constructor(
+    readonly topics: BenchTopics,
+    readonly scorer: ScorerProcess,
+    readonly collector: DecisionLatencyCollector,
+  ) {}
+
+  static async start(ctx: BenchContext, n: number): Promise<ScorerRig> {
+    const { partitions } = ctx.plan.endToEnd;
+    const topics = await ctx.topics.scorerTopics(`e2e${n}`, partitions);
+    const collector = new DecisionLatencyCollector(ctx.kafka, topics.decisions);
+    await collector.start();
+    const scorer = await ScorerProcess.start({
+      root: ctx.root,
+      env: scorerEnv({
+        endpoints: ctx.endpoints,
+        topics,
+        namespace: ctx.namespace("e2e"),
+        overrides: { BUDGET_MS: String(ctx.plan.endToEnd.budgetMs) },
+      }),
+      logFile: ctx.logFile(`e2e-scorer-${n}`),
+    });
+    return new ScorerRig(topics, scorer, collector);
+  }
+
+  async stop(): Promise<void> {
+    // A backlogged scorer would drain for minutes on SIGTERM: it only needs to be gone.
+    await this.scorer.stop(this.dirty ? 3_000 : 20_000);
+    await this.collector.stop();
+  }
+}
+
+const START_LEAD_MS = 500;
+
+async function runStep(ctx: BenchContext, rig: ScorerRig, rate: number): Promise<RateStep> {
+  const { warmupS, measureS, drainS, budgetMs } = ctx.plan.endToEnd;
+  const count = Math.round(rate * (warmupS + measureS));
+  const sink = new LatencySink(budgetMs);
+  const clock = wallClock();
+  const startMs = clock.nowMs() + START_LEAD_MS;
+  const measureFromMs = startMs + warmupS * 1000;
+  const intervalMs = 1000 / rate;
+  const sent = await produceTraffic({
+    kafka: ctx.kafka,
+    topic: rig.topics.transactions,
+    source: ctx.traffic.take(count),
+    ratePerSecond: rate,
+    count,
+    startMs,
+    clock,
+    onScheduled: ({ index, transactionId }) => {
+      const due = startMs + index * intervalMs;
+      rig.collector.expect(transactionId, due, due >= measureFromMs ? sink : undefined);
+    },
+  });
+  if (sent.failed > 0) throw new Error(`load generator: ${sent.failed} sends failed: ${sent.firstError}`);
+  await rig.collector.drain(sink, Date.now() + drainS * 1000);
+  const report = sink.report();
+  if (report.undecided > 0) rig.dirty = true;
+  const step: RateStep = {
+    targetRate: rate,
+    achievedRate: Math.round(sent.achievedRatePerSecond),
+    generatorMaxLagMs: Math.round(sent.maxIssueLagMs * 10) / 10,
+    generatorStalls: sent.stalls,
+    passes: report.undecided === 0 && report.endToEnd.p99Ms <= budgetMs,
+    ...report,
+  };
+  ctx.log(
+    `  ${rate} tx/s: p50 ${step.endToEnd.p50Ms} ms, p99 ${step.endToEnd.p99Ms} ms, max ${step.endToEnd.maxMs} ms` +
+      `, ${step.decided} decided, ${step.undecided} undecided, sent at ${step.achievedRate} tx/s` +
+      (step.fallbackShare > 0 ? `, ${(step.fallbackShare * 100).toFixed(1)} % rules fallback` : ""),
+  );
+  return step;
+}
+
+export async function endToEnd(ctx: BenchContext): Promise<EndToEndResult> {
+  const { rates, searchProbes, budgetMs, partitions, warmupS, measureS } = ctx.plan.endToEnd;
+  let rig: ScorerRig | undefined;
+  let starts = 0;
+  const step = async (rate: number) => {
+    if (rig?.dirty) {
+      await rig.stop();
+      rig = undefined;
+    }
+    rig ??= await ScorerRig.start(ctx, starts++);
+    return runStep(ctx, rig, rate);
+  };
+  try {
+    ctx.log(`end to end: fixed rates ${rates.join(", ")} tx/s, ${warmupS} s warm-up + ${measureS} s each`);
+    const fixedRates: RateStep[] = [];
+    for (const rate of rates) fixedRates.push(await step(rate));
+
+    // Bisect (geometrically) between the best passing and the worst failing rate seen so far.
+    let lo = Math.max(0, ...fixedRates.filter((s) => s.passes).map((s) => s.targetRate));
+    let hi = Math.min(
+      Infinity,
+      ...fixedRates.filter((s) => !s.passes && s.targetRate > lo).map((s) => s.targetRate),
+    );
+    const probes: RateStep[] = [];
+    ctx.log(`end to end: searching for the highest rate with p99 ≤ ${budgetMs} ms (${searchProbes} probes)`);
+    for (let k = 0; k < searchProbes; k++) {
+      const rate = roundRate(lo === 0 ? hi / 2 : hi === Infinity ? lo * 2 : Math.sqrt(lo * hi));
+      if (rate === lo || rate === hi) break;
+      const probe = await step(rate);
+      probes.push(probe);
+      if (probe.passes) lo = rate;
+      else hi = rate;
+    }
+    return {
+      budgetMs,
+      partitions,
+      warmupS,
+      measureS,
+      fixedRates,
+      search: { highestRateUnderBudget: lo, probes },
+      scorerStarts: starts,
+    };
+  } finally {
+    await rig?.stop();
+  }
+}
+
+/** Two significant digits: 3700, not 3719. */
+function roundRate(rate: number): number {
+  const unit = 10 ** Math.max(1, Math.floor(Math.log10(rate)) - 1);
+  return Math.max(10, Math.round(rate / unit) * unit);
+}

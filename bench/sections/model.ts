@@ -1,0 +1,116 @@
+// 5. Model: the committed LSTM step, fp32 (model.onnx) against int8 (model.int8.onnx, what `serve`
+// runs on CPU), one transaction per step against 64, on ONNX Runtime's CPU provider with one
+// intra-op thread as `serve` configures it. Microseconds per transaction.
+import { join } from "node:path";
+import { FP32_MODEL_FILE } from "../../src/model/manifest.js";
+import { OnnxStepSession } from "../../src/model/onnxStepSession.js";
+import type { BenchContext } from "../support/benchContext.js";
+import { alternatingRounds, round1, round3 } from "../support/alternatingRounds.js";
+import { loadScoringParts } from "../support/inProcessScoring.js";
+import { LatencyHistogram } from "../support/latencyHistogram.js";
+import { MODEL_DIR } from "../support/scorerProcess.js";
+
+export interface ModelVariant {
+  readonly precision: "fp32" | "int8";
+  readonly batchSize: number;
+  readonly usPerTransaction: number;
+  readonly stepP50Us: number;
+  readonly stepP99Us: number;
+}
+
+export interface ModelResult {
+  readonly provider: "cpu";
+  readonly featureCount: number;
+  readonly hiddenSize: number;
+  readonly variants: readonly ModelVariant[];
+  /** fp32 ÷ int8 time per transaction, at batch 1 and at the largest batch. */
+  readonly fp32OverInt8AtBatch1: number;
+  readonly fp32OverInt8AtLargestBatch: number;
+  /** batch 1 ÷ largest batch, time per transaction. */
+  readonly batch1OverLargestInt8: number;
+  readonly batch1OverLargestFp32: number;
+}
+
+type Step = (x: Float32Array, h: Float32Array, c: Float32Array, batch: number) => Promise<unknown>;
+
+export async function model(ctx: BenchContext): Promise<ModelResult> {
+  const { batchSizes, rounds, stepsPerRound } = ctx.plan.model;
+  const { model: int8 } = await loadScoringParts(ctx.root);
+  const { io, featureCount: F, hiddenSize: H } = int8.manifest;
+  const fp32 = await OnnxStepSession.open(join(ctx.root, MODEL_DIR, FP32_MODEL_FILE), {
+    featureCount: F,
+    hiddenSize: H,
+    provider: "cpu",
+    intraOpThreads: 1,
+    names: {
+      inputs: { x: io.inputs.x.name, h: io.inputs.h.name, c: io.inputs.c.name },
+      outputs: { score: io.outputs.score.name, h: io.outputs.h.name, c: io.outputs.c.name },
+    },
+  });
+  ctx.log(
+    `model: fp32 vs int8, batch ${batchSizes.join(" vs ")}, ${rounds} rounds of ${stepsPerRound} steps`,
+  );
+  try {
+    const variants = batchSizes.flatMap((batch) =>
+      (
+        [
+          ["int8", (x, h, c, b) => int8.step(x, h, c, b)],
+          ["fp32", (x, h, c, b) => fp32.step(x, h, c, b)],
+        ] as const satisfies ReadonlyArray<readonly [string, Step]>
+      ).map(([precision, step]) => {
+        const random = (n: number, scale: number) =>
+          Float32Array.from({ length: n }, () => (Math.random() * 2 - 1) * scale);
+        const x = random(batch * F, 1);
+        const h = random(batch * H, 0.5);
+        const c = random(batch * H, 0.5);
+        const histogram = new LatencyHistogram();
+        return {
+          precision,
+          batch,
+          histogram,
+          name: `${precision}-b${batch}`,
+          round: async () => {
+            for (let i = 0; i < stepsPerRound; i++) {
+              const t0 = performance.now();
+              await step(x, h, c, batch);
+              histogram.recordMs(performance.now() - t0);
+            }
+            return stepsPerRound * batch;
+          },
+        };
+      }),
+    );
+    const timings = await alternatingRounds(variants, rounds, {
+      afterWarmUp: () => variants.forEach((v) => v.histogram.reset()),
+    });
+    const results: ModelVariant[] = variants.map((v, i) => ({
+      precision: v.precision,
+      batchSize: v.batch,
+      usPerTransaction: round3(timings[i]!.nsPerUnit / 1000),
+      stepP50Us: round1(v.histogram.percentileMs(50) * 1000),
+      stepP99Us: round1(v.histogram.percentileMs(99) * 1000),
+    }));
+    const at = (precision: string, batch: number) =>
+      results.find((r) => r.precision === precision && r.batchSize === batch)!.usPerTransaction;
+    const smallest = Math.min(...batchSizes);
+    const largest = Math.max(...batchSizes);
+    const result: ModelResult = {
+      provider: "cpu",
+      featureCount: F,
+      hiddenSize: H,
+      variants: results,
+      fp32OverInt8AtBatch1: round3(at("fp32", smallest) / at("int8", smallest)),
+      fp32OverInt8AtLargestBatch: round3(at("fp32", largest) / at("int8", largest)),
+      batch1OverLargestInt8: round3(at("int8", smallest) / at("int8", largest)),
+      batch1OverLargestFp32: round3(at("fp32", smallest) / at("fp32", largest)),
+    };
+    for (const r of results)
+      ctx.log(
+        `  ${r.precision} batch ${r.batchSize}: ${r.usPerTransaction} µs/tx (step p50 ${r.stepP50Us} µs)`,
+      );
+    return result;
+  } finally {
+    await fp32.close();
+    await int8.close();
+  }
+}

@@ -1,0 +1,89 @@
+// What every section of a run shares: the plan, the stack, a per-run id (topic, group and
+// Redis-namespace names carry it), one stream of simulated transactions, a scratch directory
+// for scorer logs, and the clean-up of whatever the run created.
+import { randomUUID } from "node:crypto";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Redis } from "ioredis";
+import type { Kafka } from "kafkajs";
+import { simulatedTraffic, type TrafficSource } from "../../src/traffic/trafficSource.js";
+import type { BenchPlan } from "../benchPlan.js";
+import { benchKafka, TopicRegistry } from "./benchKafka.js";
+import type { StackEndpoints } from "./stackEndpoints.js";
+
+export class BenchContext {
+  readonly runId = randomUUID().slice(0, 8);
+  readonly topics: TopicRegistry;
+  readonly kafka: Kafka;
+  readonly workDir = mkdtempSync(join(tmpdir(), "fraud-scorer-bench-"));
+  readonly traffic: TrafficCursor;
+  readonly #namespaces: string[] = [];
+  #redis: Redis | undefined;
+
+  constructor(
+    readonly root: string,
+    readonly plan: BenchPlan,
+    readonly endpoints: StackEndpoints,
+    readonly log: (line: string) => void,
+  ) {
+    this.topics = new TopicRegistry(endpoints.kafkaBrokers);
+    this.kafka = benchKafka(endpoints.kafkaBrokers);
+    this.traffic = new TrafficCursor(simulatedTraffic({ ...plan.traffic, idPrefix: `bench-${this.runId}-` }));
+  }
+
+  /** A Redis key namespace of this run; its keys are deleted at the end. */
+  namespace(label: string): string {
+    const ns = `bench-${this.runId}-${label}-${this.#namespaces.length}`;
+    this.#namespaces.push(ns);
+    return ns;
+  }
+
+  /** The bench's own Redis connection (sections that talk to Redis directly). */
+  redis(): Redis {
+    return (this.#redis ??= new Redis(this.endpoints.redisUrl, { maxRetriesPerRequest: 1 }));
+  }
+
+  logFile(label: string): string {
+    return join(this.workDir, `${label}.log`);
+  }
+
+  async close(): Promise<void> {
+    const redis = this.redis();
+    try {
+      for (const ns of this.#namespaces) await deleteNamespace(redis, ns);
+    } finally {
+      redis.disconnect();
+      await this.topics.close();
+    }
+  }
+}
+
+/** Deletes every key under `<namespace>:` (SCAN + UNLINK; never FLUSHALL on a shared Redis). */
+export async function deleteNamespace(redis: Redis, namespace: string): Promise<number> {
+  let cursor = "0";
+  let deleted = 0;
+  do {
+    const [next, keys] = await redis.scan(cursor, "MATCH", `${namespace}:*`, "COUNT", 1000);
+    cursor = next;
+    if (keys.length > 0) deleted += await redis.unlink(...keys);
+  } while (cursor !== "0");
+  return deleted;
+}
+
+/**
+ * One forward-running stream of transactions for the whole run: each step takes the next n, so
+ * every card's history keeps moving forward in time from one step to the next.
+ */
+export class TrafficCursor {
+  #offset = 0;
+
+  constructor(readonly source: TrafficSource) {}
+
+  take(n: number): TrafficSource {
+    const base = this.source;
+    const offset = this.#offset;
+    this.#offset += n;
+    return { description: base.description, size: n, at: (i) => base.at(offset + i) };
+  }
+}

@@ -1,0 +1,199 @@
+// Follows a decisions topic and turns each decision into latencies. End to end is measured from
+// the transaction's *scheduled* send time (not its actual one, so a load generator that falls
+// behind cannot hide queueing: coordinated-omission safe) to the decision record's broker append
+// time (the topic uses LogAppendTime). The stage breakdown comes from the Decision's own timings.
+import type { Consumer, Kafka } from "kafkajs";
+import { parseConfluentFrame } from "../../src/codec/confluent.js";
+import { decodeDecisionPayload, FallbackCause, type Decision } from "../../src/codec/messages.js";
+import { LatencyHistogram, type LatencySummary } from "./latencyHistogram.js";
+
+export const STAGES = [
+  "queue",
+  "decode",
+  "stateRead",
+  "features",
+  "model",
+  "policy",
+  "stateWrite",
+  "publish",
+] as const;
+export type Stage = (typeof STAGES)[number];
+
+export interface StagePercentiles {
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+}
+
+export interface LatencyReport {
+  readonly expected: number;
+  readonly decided: number;
+  /** Not decided by the end of the drain window; counted in `endToEnd` at their age then. */
+  readonly undecided: number;
+  readonly endToEnd: LatencySummary;
+  /** Scheduled time → the bench's consumer had it (adds the consumer's own fetch delay). */
+  readonly seenByConsumer: LatencySummary;
+  readonly stages: Readonly<Record<Stage, StagePercentiles>>;
+  readonly withinBudgetShare: number;
+  readonly fallbackShare: number;
+  readonly fallbackCauses: Readonly<Record<string, number>>;
+}
+
+/** The latencies of one measured window (a rate step, a cold start's first decisions). */
+export class LatencySink {
+  readonly endToEnd = new LatencyHistogram();
+  readonly seenByConsumer = new LatencyHistogram();
+  readonly stages = Object.fromEntries(STAGES.map((s) => [s, new LatencyHistogram()])) as Record<
+    Stage,
+    LatencyHistogram
+  >;
+  /** Decisions in arrival order: [end-to-end ms, model stage µs]. */
+  readonly arrivals: Array<readonly [number, number]> = [];
+  expected = 0;
+  decided = 0;
+  undecided = 0;
+  fallbacks = new Map<string, number>();
+  #withinBudget = 0;
+
+  constructor(readonly budgetMs: number) {}
+
+  record(decision: Decision, endToEndMs: number, seenMs: number, appendMs: number): void {
+    this.decided++;
+    this.endToEnd.recordMs(endToEndMs);
+    this.seenByConsumer.recordMs(seenMs);
+    if (endToEndMs <= this.budgetMs) this.#withinBudget++;
+    const t = decision.timings;
+    if (t) {
+      this.stages.queue.recordUs(t.queueUs ?? 0);
+      this.stages.decode.recordUs(t.decodeUs ?? 0);
+      this.stages.stateRead.recordUs(t.stateReadUs ?? 0);
+      this.stages.features.recordUs(t.featuresUs ?? 0);
+      this.stages.model.recordUs(t.modelUs ?? 0);
+      this.stages.policy.recordUs(t.policyUs ?? 0);
+      this.stages.stateWrite.recordUs(t.stateWriteUs ?? 0);
+    }
+    // decided_at_ms is whole milliseconds on the scorer's wall clock, like the append time.
+    this.stages.publish.recordMs(Math.max(0, appendMs - Number(decision.decidedAtMs)));
+    this.arrivals.push([endToEndMs, t?.modelUs ?? 0]);
+    if (decision.fallback) {
+      const cause = FallbackCause[decision.fallbackCause] ?? String(decision.fallbackCause);
+      this.fallbacks.set(cause, (this.fallbacks.get(cause) ?? 0) + 1);
+    }
+  }
+
+  recordUndecided(ageMs: number): void {
+    this.undecided++;
+    this.endToEnd.recordMs(ageMs);
+  }
+
+  get complete(): boolean {
+    return this.decided + this.undecided >= this.expected;
+  }
+
+  report(): LatencyReport {
+    const fallbackTotal = [...this.fallbacks.values()].reduce((a, b) => a + b, 0);
+    const stages = Object.fromEntries(
+      STAGES.map((s) => [
+        s,
+        { p50Ms: this.stages[s].percentileMs(50), p99Ms: this.stages[s].percentileMs(99) },
+      ]),
+    ) as Record<Stage, StagePercentiles>;
+    const counted = this.decided + this.undecided;
+    return {
+      expected: this.expected,
+      decided: this.decided,
+      undecided: this.undecided,
+      endToEnd: this.endToEnd.summary(),
+      seenByConsumer: this.seenByConsumer.summary(),
+      stages,
+      withinBudgetShare: counted === 0 ? 0 : this.#withinBudget / counted,
+      fallbackShare: this.decided === 0 ? 0 : fallbackTotal / this.decided,
+      fallbackCauses: Object.fromEntries(this.fallbacks),
+    };
+  }
+}
+
+interface Expectation {
+  readonly dueAtMs: number;
+  readonly sink: LatencySink | undefined;
+}
+
+export class DecisionLatencyCollector {
+  readonly #consumer: Consumer;
+  readonly #topic: string;
+  readonly #expected = new Map<string, Expectation>();
+  #joined: Promise<void>;
+  /** Decisions for transactions never announced, or seen twice (at-least-once redelivery). */
+  unmatched = 0;
+
+  constructor(kafka: Kafka, topic: string) {
+    this.#topic = topic;
+    this.#consumer = kafka.consumer({ groupId: `bench-collector-${topic}`, maxWaitTimeInMs: 50 });
+    this.#joined = new Promise((resolve) =>
+      this.#consumer.on(this.#consumer.events.GROUP_JOIN, () => resolve()),
+    );
+  }
+
+  async start(): Promise<void> {
+    await this.#consumer.connect();
+    await this.#consumer.subscribe({ topic: this.#topic, fromBeginning: true });
+    await this.#consumer.run({
+      partitionsConsumedConcurrently: 4,
+      eachBatch: async ({ batch }) => {
+        const seenAt = Date.now();
+        for (const message of batch.messages) this.#take(message.value, Number(message.timestamp), seenAt);
+      },
+    });
+    await this.#joined;
+  }
+
+  /** Announces a transaction; `sink` undefined = expected but not measured (warm-up). */
+  expect(transactionId: string, dueAtMs: number, sink: LatencySink | undefined): void {
+    this.#expected.set(transactionId, { dueAtMs, sink });
+    if (sink) sink.expected++;
+  }
+
+  /** Waits until the sink has every decision, or until the deadline; the rest count as undecided. */
+  async drain(sink: LatencySink, deadlineMs: number): Promise<void> {
+    while (!sink.complete && Date.now() < deadlineMs) await new Promise((r) => setTimeout(r, 50));
+    if (sink.complete) return;
+    const now = Date.now();
+    for (const [id, e] of this.#expected) {
+      if (e.sink !== sink) continue;
+      sink.recordUndecided(now - e.dueAtMs);
+      this.#expected.delete(id);
+    }
+  }
+
+  /** Forgets every expectation (their scorer is gone). */
+  forgetAll(): void {
+    this.#expected.clear();
+  }
+
+  stop(): Promise<void> {
+    return this.#consumer.disconnect();
+  }
+
+  #take(value: Buffer | null, appendMs: number, seenAt: number) {
+    const decision = decodeDecision(value);
+    const e = decision && this.#expected.get(decision.transactionId);
+    if (!decision || !e) {
+      this.unmatched++;
+      return;
+    }
+    this.#expected.delete(decision.transactionId);
+    e.sink?.record(
+      decision,
+      Math.max(0.001, appendMs - e.dueAtMs),
+      Math.max(0.001, seenAt - e.dueAtMs),
+      appendMs,
+    );
+  }
+}
+
+function decodeDecision(value: Buffer | null): Decision | undefined {
+  if (!value) return undefined;
+  const frame = parseConfluentFrame(value);
+  if (!frame.ok) return undefined;
+  const decision = decodeDecisionPayload(frame.value.payload);
+  return decision.ok ? decision.value : undefined;
+}
