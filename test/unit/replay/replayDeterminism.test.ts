@@ -1,8 +1,10 @@
 // Replay is deterministic: the same input, model and rules give byte-identical decisions apart
 // from the timing fields, and none of them is a budget fallback.
+import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeTransactionsFile } from "../../../pipelines/dataset/transactionFiles.js";
 import { simulatePayments } from "../../../pipelines/simulate/simulatePayments.js";
@@ -12,6 +14,7 @@ import { DecisionWriter, type DecisionFormat } from "../../../src/replay/decisio
 import { readTransactionFile } from "../../../src/replay/transactionFile.js";
 import { replayTransactions, type ReplaySettings } from "../../../src/replay/replayTransactions.js";
 import type { ReplayInput } from "../../../src/replay/replayRecord.js";
+import { committedModelDir } from "../../support/committedModel.js";
 import { fakeModel } from "../../support/fakeModel.js";
 
 const settings: ReplaySettings = {
@@ -120,5 +123,30 @@ describe("replay determinism", () => {
       "decided_at_ms",
       "source",
     ]);
+  });
+
+  it("the command, with the committed model, writes the same decisions twice apart from timings", async () => {
+    const run = promisify(execFile);
+    const file = join(dir, "tx.pbd");
+    const replayCli = async (out: string) => {
+      await run(process.execPath, [
+        "bin/fraud-scorer.js",
+        "replay",
+        "--file",
+        file,
+        "--model-dir",
+        committedModelDir(),
+        "--rules-file",
+        "rules/default.yaml",
+        "--out",
+        out,
+      ]);
+      return readFile(out);
+    };
+    const first = await replayCli(join(dir, "cli-a.ndjson"));
+    const second = await replayCli(join(dir, "cli-b.ndjson"));
+    expect(first.equals(second)).toBe(false); // the timings differ…
+    expect(withoutTimings(second)).toEqual(withoutTimings(first)); // …and nothing else does
+    expect(withoutTimings(first)).toHaveLength(input.records.length);
   });
 });
