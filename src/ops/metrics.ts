@@ -16,7 +16,16 @@ export const STAGES = [
 ] as const;
 export type Stage = (typeof STAGES)[number];
 
-export const CARD_STATE_OUTCOMES = ["hit", "miss", "rebuild", "tampered", "stale_write"] as const;
+/** deferred: state work queued off the decision path; dropped: state work that could not be applied. */
+export const CARD_STATE_OUTCOMES = [
+  "hit",
+  "miss",
+  "rebuild",
+  "tampered",
+  "stale_write",
+  "deferred",
+  "dropped",
+] as const;
 export type CardStateOutcome = (typeof CARD_STATE_OUTCOMES)[number];
 
 export type BreakerState = "closed" | "half_open" | "open";

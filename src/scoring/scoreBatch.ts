@@ -13,6 +13,7 @@ import { advanceCardState, emptyCardState, type CardState } from "../features/ca
 import { decodeCardState, encodeCardState } from "../features/cardStateCodec.js";
 import { computeFeatures, FEATURE_NAMES } from "../features/featureVector.js";
 import { computeFeatureHashes, type FeatureHashes } from "../ingest/featureHashes.js";
+import type { DeferredStateLane } from "./deferredStateLane.js";
 import type { CallFailure, GuardedCall } from "./guardedCall.js";
 import { decideAction, reasonCodes, type PolicyThresholds } from "./policy.js";
 import type {
@@ -66,6 +67,11 @@ export interface ScoringContext {
   /** How many features to name in reason codes for REVIEW/DECLINE model decisions (0 = none). */
   readonly explainTopFeatures?: number;
   readonly events?: ScoringEvents;
+  /**
+   * Where state work goes when a state call times out or fails, to be applied later in order
+   * (see deferredStateLane.ts). Without one (replay, tests) such transactions leave state as is.
+   */
+  readonly stateLane?: DeferredStateLane;
 }
 
 /** Per-batch stage durations in microseconds, shared by every decision of the batch. */
@@ -132,13 +138,20 @@ export async function scoreBatch(
   }
 
   const slots = new Map<string, CardSlot>();
-  if (ctx.model !== undefined && items.length > 0) {
+  if (ctx.model !== undefined && ctx.stateLane?.busy) {
+    // Earlier state work is still catching up: deciding now would read state that misses it.
+    for (let i = 0; i < items.length; i++) {
+      if (!late.has(i)) outcomes[i] = rulesOnly(items[i]!, ctx, FallbackCause.FALLBACK_CAUSE_TIMEOUT);
+    }
+    deferStateWork(items, ctx);
+  } else if (ctx.model !== undefined && items.length > 0) {
     const all = items.map((_, i) => i);
     const t0 = clock.monotonicUs();
     const read = await readStates(items, all, ctx, slots, deviceCardCounts);
     times.stateRead = clock.monotonicUs() - t0;
     if (!read.ok) {
       for (const i of all) if (!late.has(i)) outcomes[i] = rulesOnly(items[i]!, ctx, causeOf(read.failure));
+      deferStateWork(items, ctx);
     } else {
       await scoreWithModel(items, all, late, ctx, slots, deviceCardCounts, outcomes, times);
       const w0 = clock.monotonicUs();
@@ -462,7 +475,7 @@ async function explainScores(
   });
 }
 
-async function writeStates(slots: Map<string, CardSlot>, ctx: ScoringContext) {
+async function writeStates(slots: Map<string, CardSlot>, ctx: ScoringContext): Promise<boolean> {
   const writes: CardStateWrite[] = [];
   for (const [cardId, slot] of slots) {
     if (!slot.changed) continue;
@@ -473,15 +486,56 @@ async function writeStates(slots: Map<string, CardSlot>, ctx: ScoringContext) {
       history: slot.history,
     });
   }
-  if (writes.length === 0) return;
+  if (writes.length === 0) return true;
   const written = await ctx.guards.stateWrite.run(() => ctx.store.writeBatch(writes));
   if (!written.ok) {
-    // The decisions stand; the cards' next transactions see the previous state.
+    // The decisions stand. The same writes are retried off the decision path; compare-and-set
+    // makes a retry of a write that did land (after a timeout) a no-op.
     ctx.events?.dependencyFailure?.("state_write", written.failure, written.error);
-    return;
+    const lane = ctx.stateLane;
+    lane?.defer(
+      writes.length,
+      async () => (await lane.guards.stateWrite.run(() => ctx.store.writeBatch(writes))).ok,
+    );
+    return false;
   }
   const stale = written.value.filter((o) => o === "stale").length;
   if (stale > 0) ctx.events?.stateOutcome?.("stale_write", stale);
+  return true;
+}
+
+/**
+ * Queues the batch's state work (read, rebuild, model steps, write; no decisions) on the
+ * state lane, with the lane's patient guards.
+ */
+function deferStateWork(items: readonly ScoringItem[], ctx: ScoringContext): void {
+  const lane = ctx.stateLane;
+  if (!lane) return;
+  lane.defer(items.length, async () => {
+    const laneCtx: ScoringContext = {
+      ...ctx,
+      guards: lane.guards,
+      stateLane: undefined,
+      explainTopFeatures: 0,
+    };
+    const all = items.map((_, i) => i);
+    const slots = new Map<string, CardSlot>();
+    const deviceCardCounts = Float64Array.from(items, (item) => (item.hashes.device !== 0 ? 1 : 0));
+    const read = await readStates(items, all, laneCtx, slots, deviceCardCounts);
+    if (!read.ok) return false;
+    const times: StageTimes = { stateRead: 0, features: 0, model: 0, policy: 0, stateWrite: 0 };
+    await scoreWithModel(
+      items,
+      all,
+      new Set(all),
+      laneCtx,
+      slots,
+      deviceCardCounts,
+      new Array(items.length),
+      times,
+    );
+    return writeStates(slots, laneCtx);
+  });
 }
 
 /** The rules alone, on transaction-only facts (card state unknown). */

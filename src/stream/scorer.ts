@@ -7,6 +7,7 @@ import type { Logger } from "pino";
 import { SchemaRegistry, TRANSACTION_TYPE } from "../codec/schemaRegistry.js";
 import type { CardStateStore, ModelStepper, RuleEvaluator } from "../scoring/ports.js";
 import { systemClock } from "../scoring/ports.js";
+import { DeferredStateLane } from "../scoring/deferredStateLane.js";
 import { GuardedCall, type BreakerState } from "../scoring/guardedCall.js";
 import type { PolicyThresholds } from "../scoring/policy.js";
 import { scoreBatch, type ScoringEvents } from "../scoring/scoreBatch.js";
@@ -92,6 +93,13 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
   };
   for (const g of Object.values(guards)) metrics.setBreakerState(g.name, g.state);
 
+  const stateLane = new DeferredStateLane({
+    onDeferred: (items) => metrics.countCardState("deferred", items),
+    onDropped: (items, reason) => {
+      metrics.countCardState("dropped", items);
+      logger.warn({ items, reason }, "card-state updates could not be applied");
+    },
+  });
   const events: ScoringEvents = {
     stateOutcome: (outcome, count) => metrics.countCardState(outcome, count),
     dependencyFailure: (dependency, failure, error) =>
@@ -113,6 +121,7 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
         clock: systemClock,
         explainTopFeatures: scoring.explainTopFeatures,
         events,
+        stateLane,
       }),
     publish: async (batch) => {
       const t0 = performance.now();
@@ -137,6 +146,7 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
     onDeadLetter: (reason) => metrics.countDeadLetter(reason),
     onLag: (partition, lag) => metrics.setConsumerLag(partition, lag),
     onDecoded: (decodeUs) => metrics.observeStage("decode", decodeUs / 1e6),
+    stateSettled: () => stateLane.drained(),
   });
   void consumer.joined().then(() => {
     readiness.set("groupJoined", true);
@@ -147,8 +157,12 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
   return {
     async stop() {
       readiness.set("groupJoined", false);
-      await consumer.stop(); // waits for the batches in hand, commits, leaves the group
-      await queue.idle();
+      // Stop fetching, finish the batches in hand and their deferred state work, commit, leave.
+      await consumer.stop(async () => {
+        await queue.idle();
+        await stateLane.drained();
+      });
+      stateLane.shutdown();
       await Promise.all([decisions.disconnect(), deadLetters.disconnect()]);
       for (const g of Object.values(guards)) g.shutdown();
     },

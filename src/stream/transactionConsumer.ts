@@ -1,7 +1,8 @@
 // The `transactions` consumer group. Each owned partition's batches are decoded here (either
 // framing), hashed once, and handed to the one scoring queue; bad records go to the DLQ.
-// Offsets are resolved only after every decision (or dead letter) of a record is acknowledged,
-// and kafkajs commits resolved offsets: at-least-once, nothing lost, nothing silently dropped.
+// A record's offset is committed only after every decision (or dead letter) of it is
+// acknowledged and any card-state work deferred for it has been applied (OffsetCommitter):
+// at-least-once for decisions and for state, nothing lost, nothing silently dropped.
 import type { Consumer, EachBatchPayload, Kafka } from "kafkajs";
 import type { Logger } from "pino";
 import type { DecodeError } from "../codec/decodeError.js";
@@ -10,6 +11,7 @@ import { decodeTransactionRecord, type RecordTransaction } from "../ingest/decod
 import { MAX_FRAMES_PER_RECORD, streamPosition } from "../scoring/ports.js";
 import type { ScoringItem } from "../scoring/scoreBatch.js";
 import type { DeadLetter, DeadLetterPublisher } from "./deadLetter.js";
+import { OffsetCommitter } from "./offsetCommitter.js";
 import type { ScoringQueue } from "./scoringQueue.js";
 
 export interface TransactionConsumerOptions {
@@ -28,6 +30,8 @@ export interface TransactionConsumerOptions {
   readonly onDeadLetter?: (reason: string) => void;
   readonly onLag?: (partition: number, lag: number) => void;
   readonly onDecoded?: (decodeUs: number) => void;
+  /** Resolves when the card-state work deferred so far has been applied (or given up). */
+  readonly stateSettled?: () => Promise<unknown>;
 }
 
 const tooManyFrames = (count: number): DecodeError => ({
@@ -38,7 +42,9 @@ const tooManyFrames = (count: number): DecodeError => ({
 export class TransactionConsumer {
   readonly #options: TransactionConsumerOptions;
   readonly #consumer: Consumer;
+  readonly #committer: OffsetCommitter;
   #joined: Promise<void>;
+  #activeBatches = 0;
 
   constructor(options: TransactionConsumerOptions) {
     this.#options = options;
@@ -49,6 +55,12 @@ export class TransactionConsumer {
       maxWaitTimeInMs: 250,
       sessionTimeout: 30_000,
       heartbeatInterval: 3_000,
+    });
+    this.#committer = new OffsetCommitter({
+      commit: (topic, partition, offset) => this.#consumer.commitOffsets([{ topic, partition, offset }]),
+      // A commit lost to a rebalance only means the new owner re-decides a few records.
+      onError: (err, topic, partition) =>
+        options.logger.warn({ err, topic, partition }, "offset commit failed"),
     });
     this.#joined = new Promise((resolve) => {
       this.#consumer.on(this.#consumer.events.GROUP_JOIN, () => resolve());
@@ -66,25 +78,34 @@ export class TransactionConsumer {
     await this.#consumer.subscribe({ topics: [topic], fromBeginning: true });
     await this.#consumer.run({
       partitionsConsumedConcurrently,
-      autoCommit: true,
+      autoCommit: false,
       eachBatchAutoResolve: false,
       eachBatch: (payload) => this.#eachBatch(payload),
     });
   }
 
-  /** Finishes the batches in hand, commits their offsets and leaves the group. */
-  stop(): Promise<void> {
-    return this.#consumer.disconnect();
+  /**
+   * Stops fetching, finishes the batches in hand, waits for their state work, commits their
+   * offsets and leaves the group. `drain` waits for the scoring queue and state lane.
+   */
+  async stop(drain: () => Promise<void> = async () => {}): Promise<void> {
+    this.#consumer.pause([{ topic: this.#options.topic }]);
+    while (this.#activeBatches > 0) await new Promise((r) => setTimeout(r, 10));
+    await drain();
+    await this.#committer.flush();
+    await this.#consumer.disconnect();
   }
 
-  async #eachBatch({
-    batch,
-    resolveOffset,
-    heartbeat,
-    commitOffsetsIfNecessary,
-    isRunning,
-    isStale,
-  }: EachBatchPayload) {
+  async #eachBatch(payload: EachBatchPayload) {
+    this.#activeBatches++;
+    try {
+      await this.#scoreBatchOf(payload);
+    } finally {
+      this.#activeBatches--;
+    }
+  }
+
+  async #scoreBatchOf({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload) {
     const { queue, deadLetters } = this.#options;
     const items: ScoringItem[] = [];
     const letters: DeadLetter[] = [];
@@ -114,11 +135,13 @@ export class TransactionConsumer {
     }
     await Promise.all([queue.submit(items), deadLetters.publish(letters)]);
     if (isStale()) return; // the partition moved during a rebalance; its new owner decides
-    const last = batch.messages.at(-1);
-    if (last && items.length + letters.length > 0)
-      resolveOffset(lastProcessedOffset(batch.messages, items, letters));
+    if (items.length + letters.length > 0) {
+      const last = lastProcessedOffset(batch.messages, items, letters);
+      resolveOffset(last); // the fetch position moves on; the commit waits for deferred state
+      const settled = this.#options.stateSettled?.() ?? Promise.resolve();
+      this.#committer.track(batch.topic, batch.partition, Number(last), settled);
+    }
     this.#options.onLag?.(batch.partition, Number(batch.offsetLag()));
-    await commitOffsetsIfNecessary();
     await heartbeat();
   }
 

@@ -9,6 +9,7 @@ import { computeFeatureHashes } from "../../src/ingest/featureHashes.js";
 import { loadModelRunner, type ModelRunner } from "../../src/model/loadModelRunner.js";
 import { ruleEvaluator } from "../../src/rules/ruleEvaluator.js";
 import { loadRuleSet } from "../../src/rules/ruleSet.js";
+import { DeferredStateLane } from "../../src/scoring/deferredStateLane.js";
 import { GuardedCall } from "../../src/scoring/guardedCall.js";
 import type { CardStateStore, Clock, ModelStepper, RuleEvaluator } from "../../src/scoring/ports.js";
 import { streamPosition } from "../../src/scoring/ports.js";
@@ -182,6 +183,37 @@ describe("scoreBatch", () => {
       context({ store: hanging, guards: guards(20) }),
     );
     expect(timedOut!.fallbackCause).toBe(FallbackCause.FALLBACK_CAUSE_TIMEOUT);
+  });
+
+  it("decides by rules when a state read is slow, and still applies the state later, in order", async () => {
+    const store = new MemoryCardStateStore();
+    let slow = true;
+    const sometimesSlow: CardStateStore = {
+      readBatch: async (req) => {
+        if (slow) await new Promise((r) => setTimeout(r, 80));
+        return store.readBatch(req);
+      },
+      readHistories: (ids) => store.readHistories(ids),
+      writeBatch: (writes) => store.writeBatch(writes),
+    };
+    const stateLane = new DeferredStateLane();
+    const ctx = context({ store: sometimesSlow, guards: guards(20), stateLane });
+    const [a, b, c] = history("slow", 3);
+    const [first] = await scoreBatch([a!], ctx); // times out: rules decide, state work deferred
+    const [second] = await scoreBatch([b!], ctx); // lane busy: rules decide, queued behind
+    expect([first!.fallbackCause, second!.fallbackCause]).toEqual([
+      FallbackCause.FALLBACK_CAUSE_TIMEOUT,
+      FallbackCause.FALLBACK_CAUSE_TIMEOUT,
+    ]);
+    expect(stateLane.busy).toBe(true);
+    await stateLane.drained();
+    const { states } = await store.readBatch({ cardIds: ["slow"], deviceTouches: [], nowMs: T0 });
+    expect(decodeCardState(states[0]!.bytes).txCount).toBe(2);
+    expect(states[0]!.position).toBe(b!.position);
+    slow = false;
+    const [third] = await scoreBatch([c!], ctx);
+    expect(third!.fallback).toBe(false);
+    stateLane.shutdown();
   });
 
   it("falls back to rules when the model fails, and says so", async () => {

@@ -1,18 +1,8 @@
 // Runs `fraud-scorer serve` as a real child process (so SIGKILL and SIGTERM are real) and
 // waits until it reports ready.
 import { spawn, type ChildProcess } from "node:child_process";
-import { createServer } from "node:net";
 import { once } from "node:events";
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, "close");
-  return port;
-}
+import { freePort } from "./throwawayRedis.js";
 
 export class ScorerProcess {
   readonly child: ChildProcess;

@@ -20,7 +20,7 @@ export interface ThrowawayCluster {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const server = createServer();
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
@@ -88,9 +88,10 @@ async function stopServer(child: ChildProcess): Promise<void> {
   await once(child, "exit");
 }
 
-export async function startThrowawayRedis(): Promise<ThrowawayRedis> {
+/** On `port` when given (to restart a stopped one where its clients expect it). */
+export async function startThrowawayRedis({ port: wanted }: { port?: number } = {}): Promise<ThrowawayRedis> {
   const dir = await mkdtemp(join(tmpdir(), "redis-"));
-  const port = await freePort();
+  const port = wanted ?? (await freePort());
   const child = spawnServer(port, dir);
   await waitFor(`redis-server on ${port}`, async () => (await redisCli(port, "ping")).trim() === "PONG");
   return {

@@ -1,0 +1,40 @@
+// Commits a partition's offset only once everything before it is settled: its decisions
+// acknowledged (the caller tracks after that) and any card-state work deferred for it applied
+// (`settled`). Decisions are not held back by slow state work; only the commit waits, so a
+// crash replays, rather than forgets, the state updates that had not landed (the state CAS
+// makes the replay harmless). Commits for one partition run in order, and a commit that a
+// newer one has overtaken in the queue is skipped.
+export interface OffsetCommitterOptions {
+  readonly commit: (topic: string, partition: number, nextOffset: string) => Promise<void>;
+  readonly onError?: (err: unknown, topic: string, partition: number) => void;
+}
+
+export class OffsetCommitter {
+  readonly #options: OffsetCommitterOptions;
+  readonly #chains = new Map<string, Promise<void>>();
+  readonly #latest = new Map<string, number>();
+
+  constructor(options: OffsetCommitterOptions) {
+    this.#options = options;
+  }
+
+  /** Records up to and including `lastOffset` are decided; commit once `settled` resolves. */
+  track(topic: string, partition: number, lastOffset: number, settled: Promise<unknown>): void {
+    const key = `${topic}\u0000${partition}`;
+    this.#latest.set(key, lastOffset);
+    const previous = this.#chains.get(key) ?? Promise.resolve();
+    const next = previous
+      .then(() => settled)
+      .then(async () => {
+        if (this.#latest.get(key)! > lastOffset) return; // a later commit is queued behind
+        await this.#options.commit(topic, partition, String(lastOffset + 1));
+      })
+      .catch((err: unknown) => this.#options.onError?.(err, topic, partition));
+    this.#chains.set(key, next);
+  }
+
+  /** Resolves when every tracked commit has been attempted. */
+  async flush(): Promise<void> {
+    await Promise.all(this.#chains.values());
+  }
+}
