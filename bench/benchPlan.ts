@@ -47,10 +47,10 @@ export const FULL_PLAN: BenchPlan = {
   traffic: { transactions: 100_000, seed: 42 },
   endToEnd: {
     rates: [1_000, 5_000, 10_000, 20_000],
-    warmupS: 3,
-    measureS: 15,
+    warmupS: 5,
+    measureS: 20,
     drainS: 10,
-    searchProbes: 4,
+    searchProbes: 5,
     partitions: 12,
     budgetMs: 200,
   },
@@ -58,7 +58,7 @@ export const FULL_PLAN: BenchPlan = {
   batching: { lowRate: 200, highRate: 3_000, warmupS: 2, measureS: 10, maxBatch: 64, dynamicMaxWaitMs: 10 },
   state: { batchSizes: [1, 16, 64], rounds: 6, transactionsPerRound: 2_048, cards: 5_000 },
   model: { batchSizes: [1, 64], rounds: 8, stepsPerRound: 200 },
-  ceiling: { records: 60_000, perfRecords: 500_000, partitions: 12 },
+  ceiling: { records: 100_000, perfRecords: 500_000, partitions: 12 },
   coldStart: { runsPerVariant: 3, transactions: 100, rate: 100 },
 };
 

@@ -25,10 +25,15 @@ const STAGE_LABELS: Record<(typeof STAGES)[number], string> = {
 const x = (ratio: number) => `×${ratio >= 10 ? ratio.toFixed(0) : ratio.toFixed(2)}`;
 const pct = (share: number) => `${(share * 100).toFixed(share > 0 && share < 0.01 ? 2 : 1)} %`;
 const ms = (v: number) => fmt(v);
-const table = (head: readonly string[], rows: ReadonlyArray<readonly (string | number)[]>) =>
+/** A Markdown table; numeric columns (all but the first, unless told) are right-aligned. */
+const table = (
+  head: readonly string[],
+  rows: ReadonlyArray<readonly (string | number)[]>,
+  { leftColumns = 1 }: { leftColumns?: number } = {},
+) =>
   [
     `| ${head.join(" | ")} |`,
-    `|${head.map((_, i) => (i === 0 ? "---" : "---:")).join("|")}|`,
+    `|${head.map((_, i) => (i < leftColumns ? "---" : "---:")).join("|")}|`,
     ...rows.map((r) => `| ${r.join(" | ")} |`),
   ].join("\n");
 const failed = (e: SectionError) => `_Did not complete: ${e.error}_`;
@@ -42,12 +47,15 @@ export function summaryTable(r: BenchResults): string {
       rows.push([
         `1. End to end, ${fmt(s.targetRate)} tx/s`,
         `p50 ${ms(s.endToEnd.p50Ms)} / p99 ${ms(s.endToEnd.p99Ms)} / p99.9 ${ms(s.endToEnd.p999Ms)} / max ${ms(s.endToEnd.maxMs)} ms`,
-        `${pct(s.withinBudgetShare)} within ${e.budgetMs} ms${s.undecided > 0 ? `, ${s.undecided} undecided` : ""}`,
+        `${pct(s.withinBudgetShare)} within ${e.budgetMs} ms, ${pct(1 - s.fallbackShare)} by the model` +
+          (s.undecided > 0 ? `, ${s.undecided} undecided` : ""),
       ]);
     rows.push([
-      `1. Highest rate with p99 ≤ ${e.budgetMs} ms`,
+      `1. Highest rate with p99 ≤ ${e.budgetMs} ms, model deciding ≥ ${pct(1 - e.search.maxFallbackShare)}`,
       `${fmt(e.search.highestRateUnderBudget)} tx/s`,
-      e.search.probes.map((p) => `${fmt(p.targetRate)}: p99 ${ms(p.endToEnd.p99Ms)} ms`).join("; ") || "—",
+      e.search.probes
+        .map((p) => `${fmt(p.targetRate)}: p99 ${ms(p.endToEnd.p99Ms)} ms, ${pct(1 - p.fallbackShare)} model`)
+        .join("; ") || "—",
     ]);
   }
   const d = r.decode;
@@ -116,7 +124,7 @@ export function summaryTable(r: BenchResults): string {
       `${ms(k.withoutWarmUp.firstDecisionMs)} vs ${ms(k.withWarmUp.firstDecisionMs)} ms (model stage ${fmt(k.withoutWarmUp.firstDecisionModelUs / 1000)} vs ${fmt(k.withWarmUp.firstDecisionModelUs / 1000)} ms); start → ready ${fmt(k.withWarmUp.startToReadyMs)} ms`,
       `no warm-up ${x(k.firstDecisionWithoutOverWith)} first decision, ${x(k.firstModelStageWithoutOverWith)} model stage`,
     ]);
-  return table(["Comparison", "Measured", "Ratio / verdict"], rows);
+  return table(["Comparison", "Measured", "Ratio / verdict"], rows, { leftColumns: 3 });
 }
 
 export function renderReport(r: BenchResults, chartPrefix: string): RenderedReport {
@@ -157,7 +165,7 @@ export function renderReport(r: BenchResults, chartPrefix: string): RenderedRepo
         `${e.warmupS} s (not counted) + ${e.measureS} s. Latency runs from each transaction's scheduled send time to its ` +
         `decision's broker append time (LogAppendTime), so a late load generator counts against us (coordinated-omission ` +
         `safe). Transactions still undecided at the end of the drain window are counted at their age then. ` +
-        `${e.scorerStarts} scorer start(s): a step that leaves a backlog gets a fresh scorer for the next one.`,
+        `${e.scorerStarts} scorer start(s): a step that fails (backlog left, or rules deciding) gets a fresh scorer for the next one.`,
       "",
       table(
         [
@@ -171,7 +179,8 @@ export function renderReport(r: BenchResults, chartPrefix: string): RenderedRepo
           "p99.9 ms",
           "max ms",
           "≤ budget",
-          "Rules fallback",
+          "By the model",
+          "Fallback causes",
         ],
         steps.map((s) => [
           `${fmt(s.targetRate)}${s.kind === "search" ? " (search)" : ""}`,
@@ -184,22 +193,32 @@ export function renderReport(r: BenchResults, chartPrefix: string): RenderedRepo
           ms(s.endToEnd.p999Ms),
           ms(s.endToEnd.maxMs),
           pct(s.withinBudgetShare),
-          pct(s.fallbackShare),
+          pct(1 - s.fallbackShare),
+          Object.entries(s.fallbackCauses)
+            .map(([cause, n]) => `${cause.replace("FALLBACK_CAUSE_", "").toLowerCase()} ${n}`)
+            .join(", ") || "—",
         ]),
       ),
       "",
-      `**Highest rate with p99 ≤ ${e.budgetMs} ms: ${fmt(e.search.highestRateUnderBudget)} tx/s** ` +
-        `(bisected between the fixed rates with ${e.search.probes.length} probe(s); one run per rate, so ± the noise of this machine).`,
+      `**Highest rate with p99 ≤ ${e.budgetMs} ms and the model deciding at least ${pct(1 - e.search.maxFallbackShare)} ` +
+        `of transactions: ${fmt(e.search.highestRateUnderBudget)} tx/s** (bisected between the fixed rates with ` +
+        `${e.search.probes.length} probe(s); one run per rate, so ± the noise of this machine). A rate at which the rules ` +
+        "decide instead (state call timed out, deferred state lane catching up, budget exhausted) meets the budget only by " +
+        "degrading, so it does not count.",
       "",
-      "Per-stage breakdown, p50 / p99 in ms, from each Decision's `timings` (state, model and policy are per batch; " +
-        "queue runs from the record timestamp to pick-up by the scoring loop, so it includes producing, the broker, the " +
-        "consumer fetch and waiting for the batch ahead; publish + ack is broker append time minus `decided_at_ms`):",
+      "Per-stage breakdown, p50 / p99 in ms, from each Decision's `timings`. State read to state write are per batch and " +
+        "taken over the model's decisions only (a rules fallback skips them); queue runs from the record timestamp to " +
+        "pick-up by the scoring loop, so it holds producing, the broker, the consumer's fetch and waiting for the batch " +
+        "ahead; publish + ack is the broker append time minus `decided_at_ms` (whole milliseconds).",
       "",
       table(
-        ["Rate (tx/s)", ...STAGES.map((st) => STAGE_LABELS[st])],
+        ["Rate (tx/s)", "model decisions", ...STAGES.map((st) => STAGE_LABELS[st])],
         steps.map((s) => [
           fmt(s.targetRate),
-          ...STAGES.map((st) => `${ms(s.stages[st].p50Ms)} / ${ms(s.stages[st].p99Ms)}`),
+          s.stages.model.count,
+          ...STAGES.map((st) =>
+            s.stages[st].count > 0 ? `${ms(s.stages[st].p50Ms)} / ${ms(s.stages[st].p99Ms)}` : "—",
+          ),
         ]),
       ),
       "",
@@ -232,7 +251,10 @@ export function renderReport(r: BenchResults, chartPrefix: string): RenderedRepo
         barChart(
           steps.map((s) => ({
             label: `${fmt(s.targetRate)}/s`,
-            bars: STAGES.map((st) => ({ name: STAGE_LABELS[st], value: s.stages[st].p99Ms })),
+            bars: STAGES.filter((st) => s.stages[st].count > 0).map((st) => ({
+              name: STAGE_LABELS[st],
+              value: s.stages[st].p99Ms,
+            })),
           })),
           { title: "Stage p99 by offered rate", yLabel: "ms (log scale)", logY: true },
         ),
@@ -380,13 +402,17 @@ export function renderReport(r: BenchResults, chartPrefix: string): RenderedRepo
         "Redis. Pipelined: `RedisCardStateStore.readBatch` + `writeBatch` (HMAC, device HyperLogLogs, compare-and-set Lua " +
         "script with history append: one round trip each). Foil: one awaited GET and one awaited SET per transaction " +
         "(bench/sections/perTransactionStateAccess.ts; does less work). Also shown: the same GET/SET issued for the whole " +
-        "batch at once, which ioredis puts on the wire back to back.",
+        "batch at once, which ioredis puts on the wire back to back. µs/tx is wall time over a round (median of " +
+        `alternating rounds). A Redis PING round trip here: p50 ${fmt(s.redisPingUs.p50)} µs, p99 ${fmt(s.redisPingUs.p99)} µs ` +
+        "(loopback); every awaited per-transaction command pays one, so across a network each adds that network's round " +
+        "trip per transaction, while the pipelined store pays two per batch.",
       "",
       table(
         [
           "Batch",
           "Pipelined µs/tx",
           "batch p50 / p99 ms",
+          "of which read / write p50 ms",
           "GET+SET per tx µs/tx",
           "batch p50 / p99 ms",
           "concurrent µs/tx",
@@ -397,6 +423,7 @@ export function renderReport(r: BenchResults, chartPrefix: string): RenderedRepo
           row.batchSize,
           fmt(row.pipelined.usPerTransaction),
           `${ms(row.pipelined.batch.p50Ms)} / ${ms(row.pipelined.batch.p99Ms)}`,
+          `${ms(row.pipelinedReadP50Ms)} / ${ms(row.pipelinedWriteP50Ms)}`,
           fmt(row.perTransaction.usPerTransaction),
           `${ms(row.perTransaction.batch.p50Ms)} / ${ms(row.perTransaction.batch.p99Ms)}`,
           fmt(row.perTransactionConcurrent.usPerTransaction),
@@ -436,11 +463,19 @@ export function renderReport(r: BenchResults, chartPrefix: string): RenderedRepo
         "int8 = model.int8.onnx through `loadModelRunner` (what `serve` runs on CPU); fp32 = model.onnx opened directly.",
       "",
       table(
-        ["Precision", "Batch", "µs / transaction", "step p50 µs", "step p99 µs"],
+        [
+          "Precision",
+          "Batch",
+          "µs / transaction (median step ÷ batch)",
+          "incl. stalls (round mean)",
+          "step p50 µs",
+          "step p99 µs",
+        ],
         m.variants.map((v) => [
           v.precision,
           v.batchSize,
           fmt(v.usPerTransaction),
+          fmt(v.meanUsPerTransaction),
           fmt(v.stepP50Us),
           fmt(v.stepP99Us),
         ]),
@@ -558,6 +593,19 @@ export function renderReport(r: BenchResults, chartPrefix: string): RenderedRepo
           ms(run.firstDecisionMs),
           fmt(run.firstDecisionModelUs / 1000),
           `${ms(run.firstDecisions.p50Ms)} / ${ms(run.firstDecisions.maxMs)}`,
+        ]),
+      ),
+      "",
+      "The first decision's own stages, ms (everything it paid for first: the consumer's first fetch, the state " +
+        "store's first round trips and Lua script load, the model's first run, the producer's first send):",
+      "",
+      table(
+        ["Run", "Warm-up", "end to end", ...STAGES.map((st) => STAGE_LABELS[st])],
+        k.runs.map((run, i) => [
+          i + 1,
+          run.warmUp ? "on" : "off",
+          ms(run.firstDecisionMs),
+          ...STAGES.map((st) => fmt(run.firstDecisionStagesMs[st])),
         ]),
       ),
       "",

@@ -43,6 +43,10 @@ export const formatNumber = (n: number): string =>
           ? n.toFixed(2)
           : n.toPrecision(2);
 
+/** Axis ticks are round numbers: 0.1, 1, 10, 250, 1000, 20k. */
+const tickLabel = (t: number) =>
+  t >= 100_000 ? `${t / 1000}k` : t >= 1 ? String(t) : String(Number(t.toPrecision(1)));
+
 /** y → pixel, and the tick values, for a linear axis from 0 or a log axis over whole decades. */
 function yAxis(values: readonly number[], logY: boolean) {
   const positive = values.filter((v) => v > 0 && Number.isFinite(v));
@@ -76,7 +80,7 @@ function frame({ title, yLabel, reference }: Frame, axis: ReturnType<typeof yAxi
     const y = axis.y(t).toFixed(1);
     parts.push(
       `<line x1="${M.left}" x2="${M.left + PW}" y1="${y}" y2="${y}" stroke="#e5e7eb"/>`,
-      `<text x="${M.left - 6}" y="${y}" text-anchor="end" dominant-baseline="middle" fill="#4b5563">${formatNumber(t)}</text>`,
+      `<text x="${M.left - 6}" y="${y}" text-anchor="end" dominant-baseline="middle" fill="#4b5563">${tickLabel(t)}</text>`,
     );
   }
   parts.push(`<line x1="${M.left}" x2="${M.left}" y1="${M.top}" y2="${M.top + PH}" stroke="#9ca3af"/>`);

@@ -4,7 +4,7 @@
 import { produceTraffic } from "../../src/traffic/produceTraffic.js";
 import type { BenchContext } from "../support/benchContext.js";
 import { median, round1, round3 } from "../support/alternatingRounds.js";
-import { DecisionLatencyCollector, LatencySink } from "../support/decisionLatencies.js";
+import { DecisionLatencyCollector, LatencySink, type Stage } from "../support/decisionLatencies.js";
 import type { LatencySummary } from "../support/latencyHistogram.js";
 import { ScorerProcess, scorerEnv, type StartTimeline } from "../support/scorerProcess.js";
 import { wallClock } from "../support/wallClock.js";
@@ -15,6 +15,8 @@ export interface ColdStartRun {
   /** The first decision to reach the decisions topic: end to end, and its batch's model stage. */
   readonly firstDecisionMs: number;
   readonly firstDecisionModelUs: number;
+  /** The first decision's own stage timings. */
+  readonly firstDecisionStagesMs: Readonly<Record<Stage, number>>;
   readonly firstDecisions: LatencySummary;
   readonly undecided: number;
 }
@@ -115,12 +117,14 @@ async function startOnce(ctx: BenchContext, warmUp: boolean, n: number): Promise
         collector.expect(transactionId, startMs + index * intervalMs, sink),
     });
     await collector.drain(sink, Date.now() + 15_000);
-    const [firstMs, firstModelUs] = sink.arrivals[0] ?? [NaN, NaN];
+    if (!sink.first) throw new Error(`no decision within 15 s of ${transactions} transactions`);
+    const { endToEndMs, stagesMs } = sink.first;
     return {
       warmUp,
       timeline: scorer.timeline,
-      firstDecisionMs: round3(firstMs),
-      firstDecisionModelUs: firstModelUs,
+      firstDecisionMs: round3(endToEndMs),
+      firstDecisionModelUs: Math.round(stagesMs.model * 1000),
+      firstDecisionStagesMs: stagesMs,
       firstDecisions: sink.endToEnd.summary(),
       undecided: sink.undecided,
     };

@@ -26,12 +26,17 @@ export interface StateBatchSize {
   readonly pipelined: StateSide;
   readonly perTransaction: StateSide;
   readonly perTransactionConcurrent: StateSide;
+  /** The pipelined batch's two round trips, each on its own. */
+  readonly pipelinedReadP50Ms: number;
+  readonly pipelinedWriteP50Ms: number;
   /** per-transaction GET/SET cost ÷ pipelined cost, per transaction */
   readonly perTransactionOverPipelined: number;
   readonly concurrentOverPipelined: number;
 }
 
 export interface StateResult {
+  /** One PING, awaited: the round trip every per-transaction command pays on this machine. */
+  readonly redisPingUs: { readonly p50: number; readonly p99: number };
   readonly transactionsPerRound: number;
   readonly stateBytes: number;
   readonly batchSizes: readonly StateBatchSize[];
@@ -79,6 +84,17 @@ export async function state(ctx: BenchContext): Promise<StateResult> {
   let position = 0;
 
   try {
+    const ping = new LatencyHistogram();
+    for (let i = 0; i < 500; i++) {
+      const t0 = performance.now();
+      await redis.ping();
+      if (i >= 100) ping.recordMs(performance.now() - t0);
+    }
+    const redisPingUs = {
+      p50: round1(ping.percentileMs(50) * 1000),
+      p99: round1(ping.percentileMs(99) * 1000),
+    };
+    ctx.log(`  Redis PING round trip p50 ${redisPingUs.p50} µs`);
     const out: StateBatchSize[] = [];
     for (const batchSize of batchSizes) {
       const batches: Tx[][] = [];
@@ -87,6 +103,8 @@ export async function state(ctx: BenchContext): Promise<StateResult> {
         pipelined: new LatencyHistogram(),
         sequential: new LatencyHistogram(),
         concurrent: new LatencyHistogram(),
+        read: new LatencyHistogram(),
+        write: new LatencyHistogram(),
       };
       const timed = async (h: LatencyHistogram, work: () => Promise<unknown>) => {
         const t0 = performance.now();
@@ -97,11 +115,14 @@ export async function state(ctx: BenchContext): Promise<StateResult> {
         for (const batch of batches)
           await timed(histograms.pipelined, async () => {
             const cardIds = [...new Set(batch.map((t) => t.cardId))];
+            const t0 = performance.now();
             await store.readBatch({
               cardIds,
               deviceTouches: batch.flatMap((t) => (t.touch ? [t.touch] : [])),
               nowMs: Date.now(),
             });
+            const t1 = performance.now();
+            histograms.read.recordMs(t1 - t0);
             const writes: CardStateWrite[] = cardIds.map((cardId) => ({
               cardId,
               bytes: stateBytes,
@@ -111,6 +132,7 @@ export async function state(ctx: BenchContext): Promise<StateResult> {
                 .map((t) => ({ payload: t.payload, deviceCardCount: 1 })),
             }));
             await store.writeBatch(writes);
+            histograms.write.recordMs(performance.now() - t1);
           });
         return txs.length;
       };
@@ -143,6 +165,8 @@ export async function state(ctx: BenchContext): Promise<StateResult> {
         pipelined: side(pipelined!.nsPerUnit, histograms.pipelined),
         perTransaction: side(sequential!.nsPerUnit, histograms.sequential),
         perTransactionConcurrent: side(concurrent!.nsPerUnit, histograms.concurrent),
+        pipelinedReadP50Ms: histograms.read.percentileMs(50),
+        pipelinedWriteP50Ms: histograms.write.percentileMs(50),
         perTransactionOverPipelined: round3(sequential!.nsPerUnit / pipelined!.nsPerUnit),
         concurrentOverPipelined: round3(concurrent!.nsPerUnit / pipelined!.nsPerUnit),
       };
@@ -152,7 +176,7 @@ export async function state(ctx: BenchContext): Promise<StateResult> {
           `(×${row.perTransactionOverPipelined}), concurrent ${row.perTransactionConcurrent.usPerTransaction} µs/tx`,
       );
     }
-    return { transactionsPerRound, stateBytes: stateBytes.length, batchSizes: out };
+    return { redisPingUs, transactionsPerRound, stateBytes: stateBytes.length, batchSizes: out };
   } finally {
     redis.disconnect();
   }

@@ -20,6 +20,8 @@ export const STAGES = [
 export type Stage = (typeof STAGES)[number];
 
 export interface StagePercentiles {
+  /** Decisions the stage is measured over (state to state write: model decisions only). */
+  readonly count: number;
   readonly p50Ms: number;
   readonly p99Ms: number;
 }
@@ -46,8 +48,8 @@ export class LatencySink {
     Stage,
     LatencyHistogram
   >;
-  /** Decisions in arrival order: [end-to-end ms, model stage µs]. */
-  readonly arrivals: Array<readonly [number, number]> = [];
+  /** The first decision to arrive: where a cold start's time went. */
+  first: { readonly endToEndMs: number; readonly stagesMs: Readonly<Record<Stage, number>> } | undefined;
   expected = 0;
   decided = 0;
   undecided = 0;
@@ -65,6 +67,9 @@ export class LatencySink {
     if (t) {
       this.stages.queue.recordUs(t.queueUs ?? 0);
       this.stages.decode.recordUs(t.decodeUs ?? 0);
+    }
+    // A rules-only decision skipped state, features and model: its zeros would hide their cost.
+    if (t && !decision.fallback) {
       this.stages.stateRead.recordUs(t.stateReadUs ?? 0);
       this.stages.features.recordUs(t.featuresUs ?? 0);
       this.stages.model.recordUs(t.modelUs ?? 0);
@@ -73,7 +78,19 @@ export class LatencySink {
     }
     // decided_at_ms is whole milliseconds on the scorer's wall clock, like the append time.
     this.stages.publish.recordMs(Math.max(0, appendMs - Number(decision.decidedAtMs)));
-    this.arrivals.push([endToEndMs, t?.modelUs ?? 0]);
+    this.first ??= {
+      endToEndMs,
+      stagesMs: {
+        queue: (t?.queueUs ?? 0) / 1000,
+        decode: (t?.decodeUs ?? 0) / 1000,
+        stateRead: (t?.stateReadUs ?? 0) / 1000,
+        features: (t?.featuresUs ?? 0) / 1000,
+        model: (t?.modelUs ?? 0) / 1000,
+        policy: (t?.policyUs ?? 0) / 1000,
+        stateWrite: (t?.stateWriteUs ?? 0) / 1000,
+        publish: Math.max(0, appendMs - Number(decision.decidedAtMs)),
+      },
+    };
     if (decision.fallback) {
       const cause = FallbackCause[decision.fallbackCause] ?? String(decision.fallbackCause);
       this.fallbacks.set(cause, (this.fallbacks.get(cause) ?? 0) + 1);
@@ -94,7 +111,11 @@ export class LatencySink {
     const stages = Object.fromEntries(
       STAGES.map((s) => [
         s,
-        { p50Ms: this.stages[s].percentileMs(50), p99Ms: this.stages[s].percentileMs(99) },
+        {
+          count: this.stages[s].count,
+          p50Ms: this.stages[s].count > 0 ? this.stages[s].percentileMs(50) : 0,
+          p99Ms: this.stages[s].count > 0 ? this.stages[s].percentileMs(99) : 0,
+        },
       ]),
     ) as Record<Stage, StagePercentiles>;
     const counted = this.decided + this.undecided;

@@ -55,7 +55,9 @@ it("the smoke benchmark writes every section, with finite latencies, throughputs
     for (const p of [step.endToEnd.p50Ms, step.endToEnd.p99Ms, step.endToEnd.p999Ms, step.endToEnd.maxMs])
       expect(p).toBeGreaterThan(0);
     expect(step.endToEnd.p50Ms).toBeLessThanOrEqual(step.endToEnd.maxMs);
-    expect(step.stages.model.p50Ms).toBeGreaterThan(0);
+    expect(step.stages.queue.p50Ms).toBeGreaterThan(0);
+    // Stages the rules' fallback skips are measured over the model's decisions only.
+    if (step.stages.model.count > 0) expect(step.stages.model.p50Ms).toBeGreaterThan(0);
   }
   expect(e2e.search.probes.length).toBeGreaterThan(0);
   expect(e2e.search.highestRateUnderBudget).toBeGreaterThanOrEqual(0);
