@@ -9,7 +9,8 @@
 //       The versions are in the key, so promoting a model (or a feature schema) switches every
 //       card to new keys at once; the old ones are never read again and expire by TTL.
 //   <ns>:hist:<featureSchemaVersion>:{<cardId>}
-//       LIST of history entries, oldest first, capped at historyLength (cardHistoryCodec.ts).
+//       LIST of history entries, oldest first, capped at historyLength (cardHistoryCodec.ts),
+//       each followed by a 16-byte HMAC over key + entry.
 //       Model-independent, so a new model rebuilds its state from it instead of starting cold.
 //   <ns>:dev:{<deviceKey>}:<windowMs>:<bucket>
 //       HyperLogLog of the cards seen on a device in one bucket (a UTC day by default); the fan-out
@@ -238,7 +239,14 @@ export class RedisCardStateStore implements CardStateStore {
         this.#stats.tampered++;
         return [];
       }
-      return (reply as Buffer[]).flatMap((bytes) => decodeHistoryEntry(bytes) ?? []);
+      let forged = false;
+      const entries = (reply as Buffer[]).flatMap((stored) => {
+        const entry = this.#verifyHistoryEntry(key, stored);
+        if (entry === undefined) forged = true;
+        return entry ?? [];
+      });
+      if (forged) this.#stats.tampered++;
+      return entries;
     });
   }
 
@@ -250,7 +258,7 @@ export class RedisCardStateStore implements CardStateStore {
       const stateKey = this.stateKey(cardId);
       const historyKey = this.historyKey(cardId);
       const value = Buffer.concat([bytes, this.#mac(stateKey, position, bytes)]);
-      const entries = history.map(encodeHistoryEntry);
+      const entries = history.map((entry) => this.#signHistoryEntry(historyKey, encodeHistoryEntry(entry)));
       return {
         key: stateKey,
         enqueue: (p) =>
@@ -288,6 +296,35 @@ export class RedisCardStateStore implements CardStateStore {
     return { bytes, position };
   }
 
+  /**
+   * History entries are signed too (a truncated HMAC over key and entry): a rebuild steps the
+   * model over them, so a forged entry would otherwise reach a decision. A forged or mangled
+   * entry is dropped from the rebuild and counted as tampering.
+   */
+  #signHistoryEntry(historyKey: string, entry: Buffer): Buffer {
+    return Buffer.concat([entry, this.#historyMac(historyKey, entry)]);
+  }
+
+  #verifyHistoryEntry(historyKey: string, stored: Buffer): HistoryEntry | undefined {
+    if (stored.length < HISTORY_MAC_BYTES) return undefined;
+    const entry = stored.subarray(0, stored.length - HISTORY_MAC_BYTES);
+    const mac = stored.subarray(stored.length - HISTORY_MAC_BYTES);
+    if (!timingSafeEqual(this.#historyMac(historyKey, entry), mac)) return undefined;
+    return decodeHistoryEntry(entry);
+  }
+
+  #historyMac(historyKey: string, entry: Buffer): Buffer {
+    const keyBytes = Buffer.from(historyKey, "utf8");
+    const keyLength = Buffer.allocUnsafe(4);
+    keyLength.writeUInt32BE(keyBytes.length, 0);
+    return createHmac("sha256", this.#hmacKey)
+      .update(keyLength)
+      .update(keyBytes)
+      .update(entry)
+      .digest()
+      .subarray(0, HISTORY_MAC_BYTES);
+  }
+
   /** HMAC-SHA256 over u32 key length | key | u64 position | state bytes (unambiguous framing). */
   #mac(key: string, position: StreamPosition, bytes: Uint8Array): Buffer {
     const keyBytes = Buffer.from(key, "utf8");
@@ -305,6 +342,9 @@ export class RedisCardStateStore implements CardStateStore {
 }
 
 type HmgetReply = [p: Buffer | null, v: Buffer | null];
+
+/** 128 bits: ample against forgery for an entry that lives at most the state TTL. */
+const HISTORY_MAC_BYTES = 16;
 
 function throwIfFailed([error]: CommandReply, key: string): void {
   if (error) throw replyError(error, key);

@@ -1,16 +1,22 @@
 // Card-state maintenance off the decision path. When a batch's state call times out or fails,
-// its decisions are the rules' (inside the budget), and the state work for its transactions is
-// queued here, to run once, in arrival order, with a patient timeout. While work is queued,
-// later batches are decided by the rules and queue their state work behind it, so a card's
-// transactions are still applied in order. A slow Redis therefore costs model decisions for a
-// while, never budget and never lost state; a Redis that is down costs the queued updates
-// (counted), since they cannot be applied anywhere.
+// its decisions are the rules' (inside the budget), and its transactions are queued here for
+// their state work (read, rebuild, model step, compare-and-set write; no decisions). While
+// anything is queued, later batches are decided by the rules and queue behind it, so a card's
+// transactions are still applied in order. The lane works through its queue in large coalesced
+// batches (one set of round trips for up to maxBatchItems transactions), so it catches up
+// faster than transactions arrive, and the model path resumes. A slow Redis therefore costs
+// model decisions for a while, never budget and never state; a Redis that is down costs the
+// queued updates (counted), since they cannot be applied anywhere.
 import { GuardedCall } from "./guardedCall.js";
-import type { ScoringGuards } from "./scoreBatch.js";
+import type { ScoringGuards, ScoringItem } from "./scoreBatch.js";
 
 export interface DeferredStateLaneOptions {
+  /** Applies the state work of these transactions (in order); false when it could not. */
+  readonly apply: (items: readonly ScoringItem[], guards: ScoringGuards) => Promise<boolean>;
   /** Per call, while catching up: generous, since no decision waits on it. */
   readonly timeoutMs?: number;
+  /** Transactions handled in one catch-up batch. */
+  readonly maxBatchItems?: number;
   /** Transactions that may wait; beyond this new work is dropped (and counted). */
   readonly maxPendingItems?: number;
   readonly onDropped?: (items: number, reason: "full" | "failed") => void;
@@ -19,18 +25,23 @@ export interface DeferredStateLaneOptions {
 
 export class DeferredStateLane {
   readonly guards: ScoringGuards;
-  readonly #maxPendingItems: number;
-  readonly #onDropped: DeferredStateLaneOptions["onDropped"];
-  readonly #onDeferred: DeferredStateLaneOptions["onDeferred"];
+  readonly #options: Required<Omit<DeferredStateLaneOptions, "onDropped" | "onDeferred">> &
+    Pick<DeferredStateLaneOptions, "onDropped" | "onDeferred">;
+  #queue: Array<readonly ScoringItem[]> = [];
   #pendingItems = 0;
-  #tail: Promise<void> = Promise.resolve();
+  #running = false;
+  #queued = 0; // batches ever queued
+  #done = 0; // batches ever finished
+  #waiters: Array<{ upTo: number; resolve: () => void }> = [];
 
   constructor({
+    apply,
     timeoutMs = 5_000,
-    maxPendingItems = 50_000,
+    maxBatchItems = 2_048,
+    maxPendingItems = 100_000,
     onDropped,
     onDeferred,
-  }: DeferredStateLaneOptions = {}) {
+  }: DeferredStateLaneOptions) {
     // Breakers that never open: the lane is already the slow path, and each unit runs once.
     const guard = (name: string) =>
       new GuardedCall({
@@ -40,11 +51,10 @@ export class DeferredStateLane {
         volumeThreshold: 1e9,
       });
     this.guards = { stateRead: guard("state_read"), model: guard("model"), stateWrite: guard("state_write") };
-    this.#maxPendingItems = maxPendingItems;
-    this.#onDropped = onDropped;
-    this.#onDeferred = onDeferred;
+    this.#options = { apply, timeoutMs, maxBatchItems, maxPendingItems, onDropped, onDeferred };
   }
 
+  /** True while any state work is queued or running. */
   get busy(): boolean {
     return this.#pendingItems > 0;
   }
@@ -53,31 +63,64 @@ export class DeferredStateLane {
     return this.#pendingItems;
   }
 
-  /** Queues `work` (which reports whether it succeeded) for `items` transactions. */
-  defer(items: number, work: () => Promise<boolean>): void {
-    if (this.#pendingItems + items > this.#maxPendingItems) {
-      this.#onDropped?.(items, "full");
+  defer(items: readonly ScoringItem[]): void {
+    if (items.length === 0) return;
+    if (this.#pendingItems + items.length > this.#options.maxPendingItems) {
+      this.#options.onDropped?.(items.length, "full");
       return;
     }
-    this.#pendingItems += items;
-    this.#onDeferred?.(items);
-    this.#tail = this.#tail.then(async () => {
-      try {
-        if (!(await work())) this.#onDropped?.(items, "failed");
-      } catch {
-        this.#onDropped?.(items, "failed");
-      } finally {
-        this.#pendingItems -= items;
-      }
-    });
+    this.#queue.push(items);
+    this.#queued++;
+    this.#pendingItems += items.length;
+    this.#options.onDeferred?.(items.length);
+    void this.#run();
   }
 
-  /** Resolves when everything queued so far has run. */
+  /** Resolves when the state work queued so far has been applied (or given up). */
   drained(): Promise<void> {
-    return this.#tail;
+    if (this.#done >= this.#queued) return Promise.resolve();
+    const upTo = this.#queued;
+    return new Promise((resolve) => this.#waiters.push({ upTo, resolve }));
   }
 
   shutdown(): void {
     for (const g of Object.values(this.guards)) g.shutdown();
+  }
+
+  async #run(): Promise<void> {
+    if (this.#running) return;
+    this.#running = true;
+    try {
+      while (this.#queue.length > 0) {
+        const taken: Array<readonly ScoringItem[]> = [];
+        let count = 0;
+        while (
+          this.#queue.length > 0 &&
+          (taken.length === 0 || count + this.#queue[0]!.length <= this.#options.maxBatchItems)
+        ) {
+          const next = this.#queue.shift()!;
+          taken.push(next);
+          count += next.length;
+        }
+        let applied = false;
+        try {
+          applied = await this.#options.apply(taken.flat(), this.guards);
+        } catch {
+          applied = false;
+        }
+        if (!applied) this.#options.onDropped?.(count, "failed");
+        this.#pendingItems -= count;
+        this.#done += taken.length;
+        this.#wake();
+      }
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  #wake(): void {
+    const ready = this.#waiters.filter((w) => w.upTo <= this.#done);
+    this.#waiters = this.#waiters.filter((w) => w.upTo > this.#done);
+    for (const w of ready) w.resolve();
   }
 }

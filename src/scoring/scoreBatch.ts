@@ -143,7 +143,7 @@ export async function scoreBatch(
     for (let i = 0; i < items.length; i++) {
       if (!late.has(i)) outcomes[i] = rulesOnly(items[i]!, ctx, FallbackCause.FALLBACK_CAUSE_TIMEOUT);
     }
-    deferStateWork(items, ctx);
+    ctx.stateLane?.defer(items);
   } else if (ctx.model !== undefined && items.length > 0) {
     const all = items.map((_, i) => i);
     const t0 = clock.monotonicUs();
@@ -151,11 +151,11 @@ export async function scoreBatch(
     times.stateRead = clock.monotonicUs() - t0;
     if (!read.ok) {
       for (const i of all) if (!late.has(i)) outcomes[i] = rulesOnly(items[i]!, ctx, causeOf(read.failure));
-      deferStateWork(items, ctx);
+      ctx.stateLane?.defer(items);
     } else {
       await scoreWithModel(items, all, late, ctx, slots, deviceCardCounts, outcomes, times);
       const w0 = clock.monotonicUs();
-      await writeStates(slots, ctx);
+      await writeStates(slots, ctx, items);
       times.stateWrite = clock.monotonicUs() - w0;
     }
   }
@@ -475,7 +475,11 @@ async function explainScores(
   });
 }
 
-async function writeStates(slots: Map<string, CardSlot>, ctx: ScoringContext): Promise<boolean> {
+async function writeStates(
+  slots: Map<string, CardSlot>,
+  ctx: ScoringContext,
+  items: readonly ScoringItem[] = [],
+): Promise<boolean> {
   const writes: CardStateWrite[] = [];
   for (const [cardId, slot] of slots) {
     if (!slot.changed) continue;
@@ -489,14 +493,10 @@ async function writeStates(slots: Map<string, CardSlot>, ctx: ScoringContext): P
   if (writes.length === 0) return true;
   const written = await ctx.guards.stateWrite.run(() => ctx.store.writeBatch(writes));
   if (!written.ok) {
-    // The decisions stand. The same writes are retried off the decision path; compare-and-set
-    // makes a retry of a write that did land (after a timeout) a no-op.
+    // The decisions stand. The batch's state work is redone off the decision path; where the
+    // write did land after all (a timeout), compare-and-set skips what was already applied.
     ctx.events?.dependencyFailure?.("state_write", written.failure, written.error);
-    const lane = ctx.stateLane;
-    lane?.defer(
-      writes.length,
-      async () => (await lane.guards.stateWrite.run(() => ctx.store.writeBatch(writes))).ok,
-    );
+    ctx.stateLane?.defer(items);
     return false;
   }
   const stale = written.value.filter((o) => o === "stale").length;
@@ -505,37 +505,29 @@ async function writeStates(slots: Map<string, CardSlot>, ctx: ScoringContext): P
 }
 
 /**
- * Queues the batch's state work (read, rebuild, model steps, write; no decisions) on the
- * state lane, with the lane's patient guards.
+ * The state work of these transactions (read, rebuild, model steps, write) without decisions:
+ * what the deferred state lane runs to catch up. Returns false when it could not be applied.
  */
-function deferStateWork(items: readonly ScoringItem[], ctx: ScoringContext): void {
-  const lane = ctx.stateLane;
-  if (!lane) return;
-  lane.defer(items.length, async () => {
-    const laneCtx: ScoringContext = {
-      ...ctx,
-      guards: lane.guards,
-      stateLane: undefined,
-      explainTopFeatures: 0,
-    };
-    const all = items.map((_, i) => i);
-    const slots = new Map<string, CardSlot>();
-    const deviceCardCounts = Float64Array.from(items, (item) => (item.hashes.device !== 0 ? 1 : 0));
-    const read = await readStates(items, all, laneCtx, slots, deviceCardCounts);
-    if (!read.ok) return false;
-    const times: StageTimes = { stateRead: 0, features: 0, model: 0, policy: 0, stateWrite: 0 };
-    await scoreWithModel(
-      items,
-      all,
-      new Set(all),
-      laneCtx,
-      slots,
-      deviceCardCounts,
-      new Array(items.length),
-      times,
-    );
-    return writeStates(slots, laneCtx);
-  });
+export async function applyStateOnly(items: readonly ScoringItem[], ctx: ScoringContext): Promise<boolean> {
+  if (ctx.model === undefined || items.length === 0) return items.length === 0;
+  const laneCtx: ScoringContext = { ...ctx, stateLane: undefined, explainTopFeatures: 0 };
+  const all = items.map((_, i) => i);
+  const slots = new Map<string, CardSlot>();
+  const deviceCardCounts = Float64Array.from(items, (item) => (item.hashes.device !== 0 ? 1 : 0));
+  const read = await readStates(items, all, laneCtx, slots, deviceCardCounts);
+  if (!read.ok) return false;
+  const times: StageTimes = { stateRead: 0, features: 0, model: 0, policy: 0, stateWrite: 0 };
+  await scoreWithModel(
+    items,
+    all,
+    new Set(all),
+    laneCtx,
+    slots,
+    deviceCardCounts,
+    new Array(items.length),
+    times,
+  );
+  return writeStates(slots, laneCtx);
 }
 
 /** The rules alone, on transaction-only facts (card state unknown). */

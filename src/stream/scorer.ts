@@ -10,7 +10,12 @@ import { systemClock } from "../scoring/ports.js";
 import { DeferredStateLane } from "../scoring/deferredStateLane.js";
 import { GuardedCall, type BreakerState } from "../scoring/guardedCall.js";
 import type { PolicyThresholds } from "../scoring/policy.js";
-import { scoreBatch, type ScoringEvents } from "../scoring/scoreBatch.js";
+import {
+  applyStateOnly,
+  scoreBatch,
+  type ScoringContext,
+  type ScoringEvents,
+} from "../scoring/scoreBatch.js";
 import { DeadLetterPublisher } from "./deadLetter.js";
 import { DecisionProducer } from "./decisionProducer.js";
 import { createKafka, type KafkaClientOptions } from "./kafkaClient.js";
@@ -93,7 +98,8 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
   };
   for (const g of Object.values(guards)) metrics.setBreakerState(g.name, g.state);
 
-  const stateLane = new DeferredStateLane({
+  const stateLane: DeferredStateLane = new DeferredStateLane({
+    apply: (items, laneGuards) => applyStateOnly(items, { ...context, guards: laneGuards }),
     onDeferred: (items) => metrics.countCardState("deferred", items),
     onDropped: (items, reason) => {
       metrics.countCardState("dropped", items);
@@ -106,23 +112,24 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
       logger.warn({ dependency, failure, err: error }, "dependency call failed; rules decide"),
   };
 
+  const context: ScoringContext = {
+    store,
+    model,
+    rules,
+    thresholds: scoring.thresholds,
+    budgetMs: scoring.budgetMs,
+    minBudgetForModelMs: scoring.minBudgetForModelMs,
+    guards,
+    clock: systemClock,
+    explainTopFeatures: scoring.explainTopFeatures,
+    events,
+    stateLane,
+  };
+
   const queue = new ScoringQueue({
     maxBatch: scoring.maxBatch,
     onBatch: (size) => metrics.observeBatchSize(size),
-    score: (items) =>
-      scoreBatch(items, {
-        store,
-        model,
-        rules,
-        thresholds: scoring.thresholds,
-        budgetMs: scoring.budgetMs,
-        minBudgetForModelMs: scoring.minBudgetForModelMs,
-        guards,
-        clock: systemClock,
-        explainTopFeatures: scoring.explainTopFeatures,
-        events,
-        stateLane,
-      }),
+    score: (items) => scoreBatch(items, context),
     publish: async (batch) => {
       const t0 = performance.now();
       await decisions.publish(batch);

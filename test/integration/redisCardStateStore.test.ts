@@ -144,6 +144,20 @@ describe("RedisCardStateStore against Redis", () => {
     expect(await store.readHistories(["hist-unknown"])).toEqual([[]]);
   });
 
+  it("a forged or altered history entry is left out of the rebuild and counted", async () => {
+    const store = storeFor();
+    await store.writeBatch([write("forged-hist", 1, [entry(1, 2), entry(2, 3)])]);
+    const key = store.historyKey("forged-hist");
+    const [first] = await redis.lrangeBuffer(key, 0, 0);
+    first![3] = first![3]! ^ 0x01; // alter the first entry's payload
+    await redis.lset(key, 0, first!);
+    await redis.rpush(key, Buffer.from([0, 1, 0xff, 9, 0, 0xc3])); // an entry nobody signed
+    const tamperedBefore = store.stats.tampered;
+    const [history] = await store.readHistories(["forged-hist"]);
+    expect(payloadsOf(history!)).toEqual([[0xff, 2, 0x00, 0xc3]]);
+    expect(store.stats.tampered).toBe(tamperedBefore + 1);
+  });
+
   it("a tampered state value is treated as absent and counted", async () => {
     const store = storeFor();
     await store.writeBatch([write("tamper-1", 100), write("tamper-2", 100)]);

@@ -13,7 +13,12 @@ import { DeferredStateLane } from "../../src/scoring/deferredStateLane.js";
 import { GuardedCall } from "../../src/scoring/guardedCall.js";
 import type { CardStateStore, Clock, ModelStepper, RuleEvaluator } from "../../src/scoring/ports.js";
 import { streamPosition } from "../../src/scoring/ports.js";
-import { scoreBatch, type ScoringContext, type ScoringItem } from "../../src/scoring/scoreBatch.js";
+import {
+  applyStateOnly,
+  scoreBatch,
+  type ScoringContext,
+  type ScoringItem,
+} from "../../src/scoring/scoreBatch.js";
 import { committedModelDir } from "../support/committedModel.js";
 import { encodeTransactionPayload } from "../../src/codec/messages.js";
 
@@ -196,8 +201,11 @@ describe("scoreBatch", () => {
       readHistories: (ids) => store.readHistories(ids),
       writeBatch: (writes) => store.writeBatch(writes),
     };
-    const stateLane = new DeferredStateLane();
-    const ctx = context({ store: sometimesSlow, guards: guards(20), stateLane });
+    const base = context({ store: sometimesSlow, guards: guards(20) });
+    const stateLane = new DeferredStateLane({
+      apply: (items, laneGuards) => applyStateOnly(items, { ...base, guards: laneGuards }),
+    });
+    const ctx: ScoringContext = { ...base, stateLane };
     const [a, b, c] = history("slow", 3);
     const [first] = await scoreBatch([a!], ctx); // times out: rules decide, state work deferred
     const [second] = await scoreBatch([b!], ctx); // lane busy: rules decide, queued behind

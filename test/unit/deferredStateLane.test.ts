@@ -1,0 +1,56 @@
+import { describe, expect, it } from "vitest";
+import { DeferredStateLane } from "../../src/scoring/deferredStateLane.js";
+import type { ScoringItem } from "../../src/scoring/scoreBatch.js";
+
+const items = (from: number, n: number) =>
+  Array.from({ length: n }, (_, i) => ({ position: from + i }) as unknown as ScoringItem);
+
+describe("the deferred card-state lane", () => {
+  it("catches up in coalesced batches, in arrival order, while work keeps arriving", async () => {
+    const calls: number[][] = [];
+    const lane = new DeferredStateLane({
+      apply: async (batch) => {
+        calls.push(batch.map((i) => i.position));
+        await new Promise((r) => setTimeout(r, 20)); // a slow round trip, whatever the size
+        return true;
+      },
+    });
+    for (let b = 0; b < 50; b++) lane.defer(items(b * 4, 4));
+    expect(lane.busy).toBe(true);
+    await lane.drained();
+    expect(lane.busy).toBe(false);
+    expect(calls.length).toBeLessThanOrEqual(3); // 200 transactions, not 50 round trips
+    expect(calls.flat()).toEqual(items(0, 200).map((i) => i.position));
+    lane.shutdown();
+  });
+
+  it("resolves drained() only after the work queued before it, and counts what it could not apply", async () => {
+    const dropped: Array<[number, string]> = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const lane = new DeferredStateLane({
+      apply: async (batch) => {
+        await gate;
+        return batch.length < 3;
+      },
+      maxPendingItems: 10,
+      onDropped: (n, reason) => dropped.push([n, reason]),
+    });
+    lane.defer(items(0, 2));
+    const firstDrained = lane.drained();
+    lane.defer(items(2, 5));
+    lane.defer(items(7, 5)); // over maxPendingItems: dropped at once
+    let settled = false;
+    void firstDrained.then(() => (settled = true));
+    await new Promise((r) => setTimeout(r, 10));
+    expect(settled).toBe(false);
+    release();
+    await lane.drained();
+    expect(settled).toBe(true);
+    expect(dropped).toEqual([
+      [5, "full"],
+      [5, "failed"],
+    ]);
+    lane.shutdown();
+  });
+});
