@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { FULL_PLAN, SMOKE_PLAN } from "./benchPlan.js";
 import { SECTION_NAMES, type BenchResults, type SectionName } from "./report/benchResults.js";
-import { renderReport } from "./report/markdown.js";
+import { renderReport, summaryTable } from "./report/markdown.js";
 import { batching } from "./sections/batching.js";
 import { ceiling } from "./sections/ceiling.js";
 import { coldStart } from "./sections/coldStart.js";
@@ -120,6 +120,7 @@ writeFileSync(`${base}.json`, `${JSON.stringify(report, null, 2)}\n`);
 writeFileSync(`${base}.md`, markdown);
 for (const [file, svg] of charts) writeFileSync(join(outDir, file), svg);
 log(`wrote ${base}.json, ${base}.md and ${charts.size} charts (${failures} section(s) failed)`);
+process.stdout.write(`${summaryTable(report)}\n`);
 process.exit(failures > 0 ? 1 : 0);
 
 function gitCommit(): string {

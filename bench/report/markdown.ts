@@ -74,13 +74,22 @@ export function summaryTable(r: BenchResults): string {
         `dynamic p50 ${x(load.p50Ratio)}, p99 ${x(load.p99Ratio)}`,
       ]);
   const s = r.state;
-  if (!isError(s))
+  if (!isError(s)) {
+    const one = s.batchSizes.find((row) => row.batchSize === 1);
+    const big = s.batchSizes.at(-1)!;
+    if (one && big !== one)
+      rows.push([
+        `4. State: RedisCardStateStore per transaction vs per batch of ${big.batchSize} (same work)`,
+        `${fmt(one.pipelined.usPerTransaction)} vs ${fmt(big.pipelined.usPerTransaction)} µs/transaction`,
+        `per transaction ${x(s.storeBatch1OverLargestBatch)}`,
+      ]);
     for (const row of s.batchSizes)
       rows.push([
         `4. State, batch of ${row.batchSize}: GET+SET per transaction vs one pipelined round trip`,
         `${fmt(row.perTransaction.usPerTransaction)} vs ${fmt(row.pipelined.usPerTransaction)} µs/transaction`,
         `per-transaction ${x(row.perTransactionOverPipelined)} (concurrent GET+SET ${x(row.concurrentOverPipelined)})`,
       ]);
+  }
   const m = r.model;
   if (!isError(m)) {
     const v = (p: string, batch: number) =>
@@ -405,7 +414,9 @@ export function renderReport(r: BenchResults, chartPrefix: string): RenderedRepo
         "batch at once, which ioredis puts on the wire back to back. µs/tx is wall time over a round (median of " +
         `alternating rounds). A Redis PING round trip here: p50 ${fmt(s.redisPingUs.p50)} µs, p99 ${fmt(s.redisPingUs.p99)} µs ` +
         "(loopback); every awaited per-transaction command pays one, so across a network each adds that network's round " +
-        "trip per transaction, while the pipelined store pays two per batch.",
+        "trip per transaction, while the pipelined store pays two per batch. The store itself called once per " +
+        `transaction (batch 1) costs ${x(s.storeBatch1OverLargestBatch)} per transaction what it costs per batch of ` +
+        `${s.batchSizes.at(-1)!.batchSize}.`,
       "",
       table(
         [

@@ -40,6 +40,11 @@ export interface StateResult {
   readonly transactionsPerRound: number;
   readonly stateBytes: number;
   readonly batchSizes: readonly StateBatchSize[];
+  /**
+   * The same store, same work, called per transaction (batch 1) ÷ per largest batch, per
+   * transaction: what batching the round trips buys with nothing else changed.
+   */
+  readonly storeBatch1OverLargestBatch: number;
 }
 
 const TTL_MS = 900_000;
@@ -176,7 +181,17 @@ export async function state(ctx: BenchContext): Promise<StateResult> {
           `(×${row.perTransactionOverPipelined}), concurrent ${row.perTransactionConcurrent.usPerTransaction} µs/tx`,
       );
     }
-    return { redisPingUs, transactionsPerRound, stateBytes: stateBytes.length, batchSizes: out };
+    const smallest = out.reduce((a, b) => (b.batchSize < a.batchSize ? b : a));
+    const largest = out.reduce((a, b) => (b.batchSize > a.batchSize ? b : a));
+    return {
+      redisPingUs,
+      transactionsPerRound,
+      stateBytes: stateBytes.length,
+      batchSizes: out,
+      storeBatch1OverLargestBatch: round3(
+        smallest.pipelined.usPerTransaction / largest.pipelined.usPerTransaction,
+      ),
+    };
   } finally {
     redis.disconnect();
   }

@@ -76,6 +76,7 @@ it("the smoke benchmark writes every section, with finite latencies, throughputs
     "batch1OverLargestFp32",
   );
   take("ceiling", "scorerOverPassthrough");
+  take("state", "storeBatch1OverLargestBatch");
   take(
     "coldStart",
     "firstDecisionWithoutOverWith",
