@@ -5,10 +5,11 @@
 //   npm run bench                      full run (about ten minutes)
 //   npm run bench -- --smoke           seconds-long check that the harness works
 //   npm run bench -- --only decode,model --out /tmp/bench
+//   npm run bench -- --render bench/results/<date>.json   re-renders the .md and charts only
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
-import { join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { FULL_PLAN, SMOKE_PLAN } from "./benchPlan.js";
@@ -42,8 +43,20 @@ const { values: args } = parseArgs({
     smoke: { type: "boolean", default: false },
     out: { type: "string" },
     only: { type: "string" },
+    render: { type: "string" },
   },
 });
+
+if (args.render !== undefined) {
+  const file = resolve(args.render);
+  const { markdown, charts } = renderReport(
+    JSON.parse(readFileSync(file, "utf8")) as BenchResults,
+    basename(file, ".json"),
+  );
+  writeFileSync(file.replace(/\.json$/, ".md"), markdown);
+  for (const [name, svg] of charts) writeFileSync(join(dirname(file), name), svg);
+  process.exit(0);
+}
 const only = args.only?.split(",").map((s) => s.trim());
 const unknown = only?.filter((s) => !(SECTION_NAMES as readonly string[]).includes(s)) ?? [];
 if (unknown.length > 0) {

@@ -45,7 +45,13 @@ export const formatNumber = (n: number): string =>
 
 /** Axis ticks are round numbers: 0.1, 1, 10, 250, 1000, 20k. */
 const tickLabel = (t: number) =>
-  t >= 100_000 ? `${t / 1000}k` : t >= 1 ? String(t) : String(Number(t.toPrecision(1)));
+  t >= 1_000_000
+    ? `${t / 1_000_000}M`
+    : t >= 10_000
+      ? `${t / 1000}k`
+      : t >= 1
+        ? String(t)
+        : String(Number(t.toPrecision(1)));
 
 /** y → pixel, and the tick values, for a linear axis from 0 or a log axis over whole decades. */
 function yAxis(values: readonly number[], logY: boolean) {
