@@ -1,25 +1,19 @@
-// The scorer as the demo runs it: `node bin/fraud-scorer.js serve` as a child process with its
-// own topics, group, state namespace and ephemeral HMAC key, logging to a file; ready when its
-// /readyz says so (model verified and warm, schemas registered, group joined).
+// `node bin/fraud-scorer.js serve` as a child process, logging to a file, ready when its /readyz
+// says so (model verified and warm, schemas registered, group joined). The demo, the benchmarks
+// and the integration tests all run the real scorer this way (so SIGTERM and SIGKILL are real).
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { openSync, closeSync, readFileSync } from "node:fs";
-import { createServer } from "node:net";
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, "close");
-  return port;
-}
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freePort } from "../ops/freePort.js";
 
 export interface ScorerChildOptions {
-  readonly root: string;
+  /** The repository root (where bin/ is); the current directory by default. */
+  readonly root?: string;
   readonly env: Record<string, string>;
-  readonly logFile: string;
+  /** A temporary file by default. */
+  readonly logFile?: string;
   readonly readyTimeoutMs?: number;
 }
 
@@ -35,9 +29,9 @@ export class ScorerChild {
   }
 
   static async start({
-    root,
+    root = process.cwd(),
     env,
-    logFile,
+    logFile = join(tmpdir(), `fraud-scorer-${process.pid}-${Date.now()}.log`),
     readyTimeoutMs = 120_000,
   }: ScorerChildOptions): Promise<ScorerChild> {
     const port = await freePort();
@@ -83,10 +77,22 @@ export class ScorerChild {
     return (await fetch(`http://127.0.0.1:${this.port}/metrics`)).text();
   }
 
-  /** SIGTERM: it drains, commits and leaves the group. */
-  async stop(): Promise<number | null> {
+  /** The sum of a metric's series whose labels include `labels`. */
+  async metric(name: string, labels: Record<string, string> = {}): Promise<number> {
+    let total = 0;
+    for (const line of (await this.metricsText()).split("\n")) {
+      const m = /^(\w+)(\{[^}]*\})?\s+(\S+)$/.exec(line);
+      if (!m || m[1] !== name) continue;
+      const labelText = m[2] ?? "";
+      if (Object.entries(labels).every(([k, v]) => labelText.includes(`${k}="${v}"`))) total += Number(m[3]);
+    }
+    return total;
+  }
+
+  /** SIGTERM (the default): it drains, commits and leaves the group. SIGKILL: a crash. */
+  async stop(signal: NodeJS.Signals = "SIGTERM"): Promise<number | null> {
     if (this.#child.exitCode !== null || this.#child.signalCode !== null) return this.#child.exitCode;
-    this.#child.kill("SIGTERM");
+    this.#child.kill(signal);
     const timer = setTimeout(() => this.#child.kill("SIGKILL"), 30_000);
     const [code] = (await once(this.#child, "exit")) as [number | null];
     clearTimeout(timer);

@@ -14,8 +14,8 @@ import { decodeTransactionRecord } from "../../src/ingest/decodeTransactionRecor
 import { testEndpoints } from "./endpoints.js";
 import { DecisionsCollector } from "./support/decisionsCollector.js";
 import { createTestTopics, testKafka, type TestTopics } from "./support/kafkaTestTopics.js";
-import { ScorerProcess } from "./support/scorerProcess.js";
-import { committedModelDir } from "../support/committedModel.js";
+import { ScorerChild } from "../../src/demo/scorerChild.js";
+import { scorerEnv } from "./support/scorerEnv.js";
 import { delimitedRecord, makeTransactions } from "./support/transactionTraffic.js";
 import { randomBytes } from "node:crypto";
 
@@ -126,19 +126,8 @@ describe("wire format checked with kcat and protoc", () => {
     // kcat sends the file as one record; the scorer decides it.
     const decisions = new DecisionsCollector(endpoints.kafkaBrokers, topics.decisions);
     await decisions.start();
-    const scorer = await ScorerProcess.start({
-      KAFKA_BROKERS: endpoints.kafkaBrokers,
-      SCHEMA_REGISTRY_URL: endpoints.schemaRegistryUrl,
-      REDIS_URL: endpoints.redisUrl,
-      KAFKA_TRANSACTIONS_TOPIC: topics.transactions,
-      KAFKA_DECISIONS_TOPIC: topics.decisions,
-      KAFKA_DLQ_TOPIC: topics.dlq,
-      KAFKA_GROUP_ID: `scorer-${topics.transactions}`,
-      REDIS_NAMESPACE: `test-${topics.transactions}`,
-      MODEL_DIR: committedModelDir(),
-      MODEL_PROVIDER: "cpu",
-      STATE_HMAC_KEY: randomBytes(32).toString("hex"),
-      LOG_LEVEL: "warn",
+    const scorer = await ScorerChild.start({
+      env: scorerEnv(endpoints, topics, randomBytes(32).toString("hex")),
     });
     try {
       await run("kcat", [

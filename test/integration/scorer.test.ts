@@ -17,31 +17,17 @@ import { FEATURE_SCHEMA_VERSION } from "../../src/features/featureVector.js";
 import { testEndpoints } from "./endpoints.js";
 import { DecisionsCollector, TopicCollector } from "./support/decisionsCollector.js";
 import { createTestTopics, testKafka, type TestTopics } from "./support/kafkaTestTopics.js";
-import { committedModelDir, committedModelVersion } from "../support/committedModel.js";
-import { ScorerProcess } from "./support/scorerProcess.js";
+import { committedModelVersion } from "../support/committedModel.js";
+import { ScorerChild } from "../../src/demo/scorerChild.js";
+import { scorerEnv as scorerEnvFor } from "./support/scorerEnv.js";
 import { startThrowawayRedis } from "./support/throwawayRedis.js";
 import { delimitedRecord, makeTransactions, produceTransactions } from "./support/transactionTraffic.js";
 
 const endpoints = testEndpoints();
 const hmacKeyHex = randomBytes(32).toString("hex");
 
-function scorerEnv(topics: TestTopics, overrides: Record<string, string> = {}): Record<string, string> {
-  return {
-    KAFKA_BROKERS: endpoints.kafkaBrokers,
-    SCHEMA_REGISTRY_URL: endpoints.schemaRegistryUrl,
-    REDIS_URL: endpoints.redisUrl,
-    KAFKA_TRANSACTIONS_TOPIC: topics.transactions,
-    KAFKA_DECISIONS_TOPIC: topics.decisions,
-    KAFKA_DLQ_TOPIC: topics.dlq,
-    KAFKA_GROUP_ID: `scorer-${topics.transactions}`,
-    REDIS_NAMESPACE: `test-${topics.transactions}`,
-    MODEL_DIR: committedModelDir(),
-    MODEL_PROVIDER: "cpu",
-    STATE_HMAC_KEY: hmacKeyHex,
-    LOG_LEVEL: "warn",
-    ...overrides,
-  };
-}
+const scorerEnv = (topics: TestTopics, overrides: Record<string, string> = {}) =>
+  scorerEnvFor(endpoints, topics, hmacKeyHex, overrides);
 
 /** The scorer's card-state store, as the scorer process configures it. */
 const stateStore = (redis: Redis, env: Record<string, string>) =>
@@ -67,16 +53,16 @@ afterAll(async () => {
 async function withScorer<T>(
   topics: TestTopics,
   env: Record<string, string>,
-  body: (scorer: ScorerProcess, decisions: DecisionsCollector) => Promise<T>,
+  body: (scorer: ScorerChild, decisions: DecisionsCollector) => Promise<T>,
 ): Promise<T> {
   const decisions = new DecisionsCollector(endpoints.kafkaBrokers, topics.decisions);
   await decisions.start();
-  const scorer = await ScorerProcess.start(scorerEnv(topics, env));
+  const scorer = await ScorerChild.start({ env: scorerEnv(topics, env) });
   try {
     return await body(scorer, decisions);
   } catch (err) {
     // The scorer's own log is the first thing anyone needs when such a test fails.
-    (err as Error).message += `\n--- scorer log (tail) ---\n${scorer.output.slice(-6000)}`;
+    (err as Error).message += `\n--- scorer log (tail) ---\n${scorer.logTail(60)}`;
     throw err;
   } finally {
     await scorer.stop("SIGTERM");
@@ -213,12 +199,12 @@ describe("fraud-scorer serve on the real stack", () => {
     const decisions = new DecisionsCollector(endpoints.kafkaBrokers, topics.decisions);
     await decisions.start();
     try {
-      const first = await ScorerProcess.start(env);
+      const first = await ScorerChild.start({ env });
       const producing = produceTransactions(producer, topics.transactions, txs, 50);
       await decisions.waitFor(() => decisions.decisions().length >= 800, 60_000, "some decisions");
       await first.stop("SIGKILL");
       await producing;
-      const second = await ScorerProcess.start(env);
+      const second = await ScorerChild.start({ env });
       try {
         await decisions.waitForDistinct(4_000, 120_000);
       } finally {

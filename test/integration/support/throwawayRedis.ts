@@ -7,6 +7,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { freePort } from "../../../src/ops/freePort.js";
 
 const run = promisify(execFile);
 
@@ -18,16 +19,6 @@ export interface ThrowawayRedis {
 export interface ThrowawayCluster {
   readonly ports: readonly number[];
   stop(): Promise<void>;
-}
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, "close");
-  return port;
 }
 
 /** A port whose cluster-bus companion (port + 10000) is free too. */
