@@ -27,7 +27,6 @@ export interface BenchPlan {
     readonly batchSizes: readonly number[];
     readonly rounds: number;
     readonly transactionsPerRound: number;
-    readonly cards: number;
   };
   readonly model: {
     readonly batchSizes: readonly number[];
@@ -54,10 +53,10 @@ export const FULL_PLAN: BenchPlan = {
     partitions: 12,
     budgetMs: 200,
   },
-  decode: { messages: 20_000, rounds: 10 },
+  decode: { messages: 20_000, rounds: 30 },
   batching: { lowRate: 200, highRate: 3_000, warmupS: 2, measureS: 10, maxBatch: 64, dynamicMaxWaitMs: 10 },
-  state: { batchSizes: [1, 16, 64], rounds: 6, transactionsPerRound: 2_048, cards: 5_000 },
-  model: { batchSizes: [1, 64], rounds: 8, stepsPerRound: 200 },
+  state: { batchSizes: [1, 16, 64], rounds: 8, transactionsPerRound: 2_048 },
+  model: { batchSizes: [1, 64], rounds: 20, stepsPerRound: 1_000 },
   ceiling: { records: 100_000, perfRecords: 500_000, partitions: 12 },
   coldStart: { runsPerVariant: 3, transactions: 100, rate: 100 },
 };
@@ -76,7 +75,7 @@ export const SMOKE_PLAN: BenchPlan = {
   },
   decode: { messages: 2_000, rounds: 3 },
   batching: { lowRate: 100, highRate: 1_000, warmupS: 0.3, measureS: 1, maxBatch: 64, dynamicMaxWaitMs: 10 },
-  state: { batchSizes: [1, 16], rounds: 2, transactionsPerRound: 128, cards: 200 },
+  state: { batchSizes: [1, 16], rounds: 2, transactionsPerRound: 128 },
   model: { batchSizes: [1, 64], rounds: 2, stepsPerRound: 20 },
   ceiling: { records: 3_000, perfRecords: 20_000, partitions: 4 },
   coldStart: { runsPerVariant: 1, transactions: 10, rate: 20 },

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { FP32_MODEL_FILE } from "../../src/model/manifest.js";
 import { OnnxStepSession } from "../../src/model/onnxStepSession.js";
 import type { BenchContext } from "../support/benchContext.js";
-import { alternatingRounds, round1, round3 } from "../support/alternatingRounds.js";
+import { alternatingRounds, median, round1, round3 } from "../support/alternatingRounds.js";
 import { loadScoringParts } from "../support/inProcessScoring.js";
 import { LatencyHistogram } from "../support/latencyHistogram.js";
 import { MODEL_DIR } from "../support/scorerProcess.js";
@@ -13,7 +13,7 @@ import { MODEL_DIR } from "../support/scorerProcess.js";
 export interface ModelVariant {
   readonly precision: "fp32" | "int8";
   readonly batchSize: number;
-  /** Median step time ÷ batch size: robust to the stalls a shared machine adds. */
+  /** Median over rounds of each round's median step time, ÷ batch size: robust to the stalls a shared machine adds. */
   readonly usPerTransaction: number;
   /** Wall time over whole rounds ÷ transactions (median of rounds): stalls included. */
   readonly meanUsPerTransaction: number;
@@ -67,29 +67,38 @@ export async function model(ctx: BenchContext): Promise<ModelResult> {
         const h = random(batch * H, 0.5);
         const c = random(batch * H, 0.5);
         const histogram = new LatencyHistogram();
+        const roundMediansUs: number[] = [];
         return {
           precision,
           batch,
           histogram,
+          roundMediansUs,
           name: `${precision}-b${batch}`,
           round: async () => {
+            const thisRound = new LatencyHistogram();
             for (let i = 0; i < stepsPerRound; i++) {
               const t0 = performance.now();
               await step(x, h, c, batch);
-              histogram.recordMs(performance.now() - t0);
+              thisRound.recordMs(performance.now() - t0);
             }
+            histogram.add(thisRound);
+            roundMediansUs.push(thisRound.percentileMs(50) * 1000);
             return stepsPerRound * batch;
           },
         };
       }),
     );
     const timings = await alternatingRounds(variants, rounds, {
-      afterWarmUp: () => variants.forEach((v) => v.histogram.reset()),
+      afterWarmUp: () =>
+        variants.forEach((v) => {
+          v.histogram.reset();
+          v.roundMediansUs.length = 0;
+        }),
     });
     const results: ModelVariant[] = variants.map((v, i) => ({
       precision: v.precision,
       batchSize: v.batch,
-      usPerTransaction: round3((v.histogram.percentileMs(50) * 1000) / v.batch),
+      usPerTransaction: round3(median(v.roundMediansUs) / v.batch),
       meanUsPerTransaction: round3(timings[i]!.nsPerUnit / 1000),
       stepP50Us: round1(v.histogram.percentileMs(50) * 1000),
       stepP99Us: round1(v.histogram.percentileMs(99) * 1000),
