@@ -14,7 +14,19 @@ const bin = (name) => join("node_modules", ".bin", name);
 const js = join(outDir, "fraud.js");
 execFileSync(
   bin("pbjs"),
-  ["-t", "static-module", "-w", "scripts/pbjs-esm-wrapper.js", "--es6", "--no-verify", "--force-number", "--no-beautify", "-o", js, ...protos],
+  [
+    "-t",
+    "static-module",
+    "-w",
+    "scripts/pbjs-esm-wrapper.js",
+    "--es6",
+    "--no-verify",
+    "--force-number",
+    "--no-beautify",
+    "-o",
+    js,
+    ...protos,
+  ],
   { stdio: "inherit" },
 );
 execFileSync(bin("pbts"), ["--no-comments", "-o", join(outDir, "fraud.d.ts"), js], { stdio: "inherit" });
