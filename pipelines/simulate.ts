@@ -1,14 +1,7 @@
 // `npm run simulate`: writes a seeded synthetic payment history, split by time, for training.
 import { Command } from "commander";
+import { DEFAULT_SIMULATION } from "./simulate/defaults.js";
 import { writeSimulation } from "./simulate/writeSimulation.js";
-
-export const DEFAULT_SIMULATION = {
-  seed: 20250106,
-  cards: 4000,
-  days: 90,
-  validationFromDay: 60,
-  testFromDay: 72,
-};
 
 const program = new Command()
   .name("simulate")

@@ -8,7 +8,7 @@
 // (`computeFeatureFacts`), so rules and model share one definition of every signal.
 import { fraud } from "../codec/generated/fraud.js";
 import type { FeatureHashes } from "../ingest/featureHashes.js";
-import { decayedVelocity, elapsedMs, HOUR_MS, isKnown, type CardState } from "./cardState.js";
+import { decayedVelocity, elapsedMs, emptyCardState, HOUR_MS, isKnown, type CardState } from "./cardState.js";
 import { amountEur, dayOfWeek, hourOfDay, isInPerson, mccGroup } from "./transactionFacts.js";
 
 /** Bump on any change to names, order, raw definitions or scalings. */
@@ -178,25 +178,8 @@ export function computeFeatures(
   for (let i = 0; i < SCALES.length; i++) out[offset + i] = SCALES[i]!(raw[i]!);
 }
 
-const NO_STATE_PLACEHOLDER = {
-  h: new Float32Array(0),
-  c: new Float32Array(0),
-  txCount: 0,
-  lastEventTimeMs: 0,
-  amountLogMean: 0,
-  amountLogVar: 0,
-  amountLogMax: 0,
-  velocity: { txCount1h: 0, txCount24h: 0, amountEur24h: 0, smallTxCount1h: 0, newMerchantCount1h: 0 },
-  hourHabitSin: 0,
-  hourHabitCos: 0,
-  hourHabitWeight: 0,
-  lastMerchantCountry: "",
-  lastInPersonCountry: "",
-  lastInPersonTimeMs: 0,
-  recentMerchants: [],
-  recentDevices: [],
-  recentIpPrefixes: [],
-} satisfies CardState;
+/** Stands in for missing state while computing raw values; state-derived facts are dropped. */
+const NO_STATE_PLACEHOLDER: CardState = emptyCardState(0);
 
 /**
  * Raw, named feature values for the rules engine. Without card state (store down) the
