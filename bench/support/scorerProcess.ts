@@ -1,11 +1,13 @@
 // `fraud-scorer serve` as the product runs: a child process configured through its environment,
-// logging to a file. Its start is timed from spawn to each readiness condition /readyz reports
-// met (model verified, model warm, schemas registered, group joined) and to ready.
+// logging to a file. Unlike src/demo/scorerChild.ts (which only waits for ready), its start is
+// timed, /readyz polled every 20 ms, from spawn to each readiness condition it reports met
+// (model verified, model warm, schemas registered, group joined) and to ready: the cold-start
+// section is made of these timelines.
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { closeSync, openSync, readFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { freePort } from "../../src/ops/freePort.js";
 import type { StackEndpoints } from "./stackEndpoints.js";
 import type { BenchTopics } from "./benchKafka.js";
 
@@ -47,36 +49,18 @@ export interface StartTimeline {
   readonly readyMs: number;
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, "close");
-  return port;
-}
-
 const READY_POLL_MS = 20;
 
 export class ScorerProcess {
   readonly #child: ChildProcess;
-  readonly #logFile: string;
   readonly port: number;
   readonly timeline: StartTimeline;
   /** performance.now() at spawn; the timeline counts from here. */
   readonly spawnedAt: number;
 
-  private constructor(
-    child: ChildProcess,
-    port: number,
-    logFile: string,
-    spawnedAt: number,
-    timeline: StartTimeline,
-  ) {
+  private constructor(child: ChildProcess, port: number, spawnedAt: number, timeline: StartTimeline) {
     this.#child = child;
     this.port = port;
-    this.#logFile = logFile;
     this.spawnedAt = spawnedAt;
     this.timeline = timeline;
   }
@@ -103,22 +87,10 @@ export class ScorerProcess {
     closeSync(log);
     try {
       const timeline = await waitReady(child, port, spawnedAt, readyTimeoutMs, logFile);
-      return new ScorerProcess(child, port, logFile, spawnedAt, timeline);
+      return new ScorerProcess(child, port, spawnedAt, timeline);
     } catch (err) {
       child.kill("SIGKILL");
       throw err;
-    }
-  }
-
-  get pid(): number | undefined {
-    return this.#child.pid;
-  }
-
-  logTail(chars = 3000): string {
-    try {
-      return readFileSync(this.#logFile, "utf8").slice(-chars);
-    } catch {
-      return "";
     }
   }
 
