@@ -99,7 +99,8 @@ try {
     sectionSeconds[name] = Math.round((performance.now() - t0) / 100) / 10;
   }
 } finally {
-  await ctx.close().catch((err: unknown) => log(`clean-up failed: ${String(err)}`));
+  if (failures > 0) log(`scorer logs kept in ${ctx.workDir}`);
+  await ctx.close({ keepLogs: failures > 0 }).catch((err: unknown) => log(`clean-up failed: ${String(err)}`));
 }
 
 const report = {

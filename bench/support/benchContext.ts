@@ -2,7 +2,7 @@
 // Redis-namespace names carry it), one stream of simulated transactions, a scratch directory
 // for scorer logs, and the clean-up of whatever the run created.
 import { randomUUID } from "node:crypto";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
@@ -48,13 +48,15 @@ export class BenchContext {
     return join(this.workDir, `${label}.log`);
   }
 
-  async close(): Promise<void> {
+  /** Deletes the run's Redis keys, topics and (unless asked to keep them) scorer logs. */
+  async close({ keepLogs = false }: { keepLogs?: boolean } = {}): Promise<void> {
     const redis = this.redis();
     try {
       for (const ns of this.#namespaces) await deleteNamespace(redis, ns);
     } finally {
       redis.disconnect();
       await this.topics.close();
+      if (!keepLogs) rmSync(this.workDir, { recursive: true, force: true });
     }
   }
 }
