@@ -108,7 +108,19 @@ async function runScorer(config: ScorerConfig): Promise<void> {
     historyLength: config.redis.historyLength,
   });
 
-  const scorer = await startScorer(config, { store, model, rules, metrics, readiness, logger });
+  const scorer = await startScorer(config, {
+    store,
+    model,
+    rules,
+    metrics,
+    readiness,
+    logger,
+    // Exit without committing: a restart decides those transactions again.
+    onFatal: (err) => {
+      logger.fatal({ err }, "could not publish decisions; exiting so they are decided again after a restart");
+      process.exit(1);
+    },
+  });
 
   let stopping = false;
   const shutdown = async (signal: string) => {

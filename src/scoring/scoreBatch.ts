@@ -138,7 +138,11 @@ export async function scoreBatch(
   }
 
   const slots = new Map<string, CardSlot>();
-  if (ctx.model !== undefined && ctx.stateLane?.busy) {
+  // A batch that is late through and through (a backlog: overload, or a restart) is decided by
+  // the rules now and its state work goes to the lane, which applies it in large coalesced
+  // batches: catching up costs one round trip per thousands of transactions, not per 64.
+  const allLate = items.length > 0 && late.size === items.length;
+  if (ctx.model !== undefined && ctx.stateLane !== undefined && (ctx.stateLane.busy || allLate)) {
     // Earlier state work is still catching up: deciding now would read state that misses it.
     for (let i = 0; i < items.length; i++) {
       if (!late.has(i)) outcomes[i] = rulesOnly(items[i]!, ctx, FallbackCause.FALLBACK_CAUSE_TIMEOUT);

@@ -61,6 +61,8 @@ export interface ScorerParts {
   readonly metrics: ScorerMetrics;
   readonly readiness: Readiness;
   readonly logger: Logger;
+  /** Decisions that could not be published: the caller should stop the process. */
+  readonly onFatal: (err: unknown) => void;
 }
 
 export interface RunningScorer {
@@ -154,6 +156,14 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
     onLag: (partition, lag) => metrics.setConsumerLag(partition, lag),
     onDecoded: (decodeUs) => metrics.observeStage("decode", decodeUs / 1e6),
     stateSettled: () => stateLane.drained(),
+    maxQueuedItems: scoring.maxBatch * 16,
+    onFatal: (err) => {
+      logger.fatal(
+        { err },
+        "could not publish decisions; stopping so they are decided again after a restart",
+      );
+      process.exit(1);
+    },
   });
   void consumer.joined().then(() => {
     readiness.set("groupJoined", true);

@@ -32,6 +32,14 @@ export interface TransactionConsumerOptions {
   readonly onDecoded?: (decodeUs: number) => void;
   /** Resolves when the card-state work deferred so far has been applied (or given up). */
   readonly stateSettled?: () => Promise<unknown>;
+  /** Transactions queued for scoring beyond which a partition waits before fetching more. */
+  readonly maxQueuedItems: number;
+  /**
+   * Decisions or dead letters that could not be published even after the producer's retries:
+   * their offsets are never committed, and the process should stop (and be restarted) so they
+   * are decided again, rather than carry on past them.
+   */
+  readonly onFatal?: (err: unknown) => void;
 }
 
 const tooManyFrames = (count: number): DecodeError => ({
@@ -133,15 +141,21 @@ export class TransactionConsumer {
         }),
       );
     }
-    await Promise.all([queue.submit(items), deadLetters.publish(letters)]);
-    if (isStale()) return; // the partition moved during a rebalance; its new owner decides
-    if (items.length + letters.length > 0) {
+    // The batch is handed over, not waited for: kafkajs fetches a partition's next batch only
+    // when this returns, and waiting for acknowledgements here would put a produce round trip
+    // in every transaction's queue time. The commit waits instead: it follows the decisions'
+    // and dead letters' acknowledgements and any card-state work deferred for them.
+    const handled = Promise.all([queue.submit(items), deadLetters.publish(letters)]);
+    handled.catch((err: unknown) => this.#options.onFatal?.(err));
+    if (items.length + letters.length > 0 && !isStale()) {
       const last = lastProcessedOffset(batch.messages, items, letters);
-      resolveOffset(last); // the fetch position moves on; the commit waits for deferred state
-      const settled = this.#options.stateSettled?.() ?? Promise.resolve();
+      resolveOffset(last);
+      const settled = handled.then(() => this.#options.stateSettled?.());
       this.#committer.track(batch.topic, batch.partition, Number(last), settled);
     }
     this.#options.onLag?.(batch.partition, Number(batch.offsetLag()));
+    // Backpressure: past this much queued work, wait for this batch before fetching more.
+    if (queue.depth > this.#options.maxQueuedItems) await handled.catch(() => undefined);
     await heartbeat();
   }
 
