@@ -72,6 +72,10 @@ export interface ScoringContext {
    * (see deferredStateLane.ts). Without one (replay, tests) such transactions leave state as is.
    */
   readonly stateLane?: DeferredStateLane;
+  /** Transactions queued behind this batch (the scoring queue's depth). */
+  readonly backlog?: () => number;
+  /** From this backlog on, a wholly late batch's state work goes to the lane in bulk. */
+  readonly backlogForLane?: number;
 }
 
 /** Per-batch stage durations in microseconds, shared by every decision of the batch. */
@@ -138,11 +142,16 @@ export async function scoreBatch(
   }
 
   const slots = new Map<string, CardSlot>();
-  // A batch that is late through and through (a backlog: overload, or a restart) is decided by
-  // the rules now and its state work goes to the lane, which applies it in large coalesced
-  // batches: catching up costs one round trip per thousands of transactions, not per 64.
-  const allLate = items.length > 0 && late.size === items.length;
-  if (ctx.model !== undefined && ctx.stateLane !== undefined && (ctx.stateLane.busy || allLate)) {
+  // In a real backlog (overload, or a restart) — a batch late through and through with much
+  // more queued behind it — the rules decide now and the state work goes to the lane, which
+  // applies it in large coalesced batches: catching up costs one round trip per thousands of
+  // transactions, not per batch. A late batch without such a backlog (a pause, a blip) is
+  // handled in line, so the model keeps deciding at sustainable rates.
+  const inBacklog =
+    items.length > 0 &&
+    late.size === items.length &&
+    (ctx.backlog?.() ?? 0) >= (ctx.backlogForLane ?? Infinity);
+  if (ctx.model !== undefined && ctx.stateLane !== undefined && (ctx.stateLane.busy || inBacklog)) {
     // Earlier state work is still catching up: deciding now would read state that misses it.
     for (let i = 0; i < items.length; i++) {
       if (!late.has(i)) outcomes[i] = rulesOnly(items[i]!, ctx, FallbackCause.FALLBACK_CAUSE_TIMEOUT);

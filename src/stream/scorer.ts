@@ -126,6 +126,8 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
     explainTopFeatures: scoring.explainTopFeatures,
     events,
     stateLane,
+    backlog: () => queue.depth,
+    backlogForLane: scoring.maxBatch * 8,
   };
 
   const queue = new ScoringQueue({
