@@ -29,7 +29,7 @@ KAFKA_MIN_JAVA=17
 REGISTRY_MIN_JAVA=21 # Apicurio 3.3 is compiled for Java 21 (class file version 65)
 START_TIMEOUT_S=120
 
-pom_property() { sed -n "s:.*<$1>\(.*\)</$1>.*:\1:p" "$STACK_DIR/pom.xml" | head -n 1; }
+pom_property() { sed -n "s:.*<$1>\(.*\)</$1>.*:\1:p" "$STACK_DIR/pom.xml" | sed -n 1p; }
 KAFKA_VERSION=$(pom_property kafka.version)
 APICURIO_VERSION=$(pom_property apicurio.version)
 # Keyed by the pom's content, so editing a version or a logging jar resolves afresh.
@@ -60,7 +60,7 @@ owns() {
   local pidfile=$1 marker=$2 pid
   pid=$(pid_of "$pidfile") || return 1
   [[ -r /proc/$pid/cmdline ]] || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- "$marker"
+  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -- "$marker" >/dev/null
 }
 
 # Starts a command in its own session (so it outlives the shell, npm or vitest that ran
@@ -133,7 +133,7 @@ java_version() {
   if [[ -r $home/release ]]; then
     sed -n 's/^JAVA_VERSION="\(.*\)"/\1/p' "$home/release"
   else
-    "$1" -version 2>&1 | sed -n 's/.*version "\([^"]*\)".*/\1/p' | head -n 1
+    "$1" -version 2>&1 | sed -n 's/.*version "\([^"]*\)".*/\1/p' | sed -n 1p
   fi
 }
 
