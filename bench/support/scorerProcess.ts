@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { closeSync, openSync, readFileSync } from "node:fs";
+import { scorerEnvironment } from "../../src/demo/scorerChild.js";
 import { freePort } from "../../src/ops/freePort.js";
 import type { StackEndpoints } from "./stackEndpoints.js";
 import type { BenchTopics } from "./benchKafka.js";
@@ -22,24 +23,18 @@ export interface ScorerEnvOptions {
 }
 
 export function scorerEnv({ endpoints, topics, namespace, overrides = {} }: ScorerEnvOptions) {
-  return {
-    KAFKA_BROKERS: endpoints.kafkaBrokers,
-    SCHEMA_REGISTRY_URL: endpoints.schemaRegistryUrl,
-    REDIS_URL: endpoints.redisUrl,
-    KAFKA_TRANSACTIONS_TOPIC: topics.transactions,
-    KAFKA_DECISIONS_TOPIC: topics.decisions,
-    KAFKA_DLQ_TOPIC: topics.dlq,
-    KAFKA_GROUP_ID: `scorer-${topics.transactions}`,
-    KAFKA_CLIENT_ID: "fraud-scorer-bench",
-    REDIS_NAMESPACE: namespace,
+  return scorerEnvironment({
+    kafkaBrokers: endpoints.kafkaBrokers,
+    schemaRegistryUrl: endpoints.schemaRegistryUrl,
+    redisUrl: endpoints.redisUrl,
+    topics,
+    groupId: `scorer-${topics.transactions}`,
+    namespace,
+    modelDir: MODEL_DIR,
+    hmacKeyHex: randomBytes(32).toString("hex"),
     // Short-lived: whatever a crashed run leaves behind expires on its own.
-    STATE_TTL_MS: "900000",
-    MODEL_DIR,
-    MODEL_PROVIDER: "cpu",
-    STATE_HMAC_KEY: randomBytes(32).toString("hex"),
-    LOG_LEVEL: "warn",
-    ...overrides,
-  };
+    overrides: { KAFKA_CLIENT_ID: "fraud-scorer-bench", STATE_TTL_MS: "900000", ...overrides },
+  });
 }
 
 /** Milliseconds from spawn to each event of the start. */

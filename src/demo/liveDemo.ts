@@ -18,7 +18,7 @@ import type { DemoEndpoints } from "./demoEnvironment.js";
 import type { DemoReport } from "./demoReport.js";
 import { DecisionTally } from "./decisionTally.js";
 import { LatencyRecorder } from "./latencyRecorder.js";
-import { ScorerChild } from "./scorerChild.js";
+import { ScorerChild, scorerEnvironment } from "./scorerChild.js";
 import { StageBreakdown } from "./stageBreakdown.js";
 
 export interface LiveDemoOptions {
@@ -85,23 +85,24 @@ export async function runLiveDemo(o: LiveDemoOptions): Promise<DemoReport> {
     scorer = await ScorerChild.start({
       root: o.root,
       logFile: join(o.reportDir, "scorer.log"),
-      env: {
-        KAFKA_BROKERS: o.endpoints.kafkaBrokers.join(","),
-        SCHEMA_REGISTRY_URL: o.endpoints.schemaRegistryUrl,
-        REDIS_URL: o.endpoints.redisUrl,
-        KAFKA_TRANSACTIONS_TOPIC: topics.transactions,
-        KAFKA_DECISIONS_TOPIC: topics.decisions,
-        KAFKA_DLQ_TOPIC: topics.dlq,
-        KAFKA_GROUP_ID: runId,
-        REDIS_NAMESPACE: runId,
-        STATE_TTL_MS: String(3_600_000),
+      env: scorerEnvironment({
+        kafkaBrokers: o.endpoints.kafkaBrokers.join(","),
+        schemaRegistryUrl: o.endpoints.schemaRegistryUrl,
+        redisUrl: o.endpoints.redisUrl,
+        topics,
+        groupId: runId,
+        namespace: runId,
+        modelDir: o.modelDir,
         // Ephemeral: the demo's card state is signed with a key that dies with the run.
-        STATE_HMAC_KEY: randomBytes(32).toString("hex"),
-        MODEL_DIR: o.modelDir,
-        RULES_FILE: o.rulesFile,
-        BUDGET_MS: String(o.budgetMs),
-        LOG_LEVEL: "info",
-      },
+        hmacKeyHex: randomBytes(32).toString("hex"),
+        overrides: {
+          STATE_TTL_MS: String(3_600_000),
+          RULES_FILE: o.rulesFile,
+          BUDGET_MS: String(o.budgetMs),
+          LOG_LEVEL: "info",
+          MODEL_PROVIDER: "auto",
+        },
+      }),
     });
     o.say("scorer ready (model verified and warm, consumer group joined)");
 

@@ -8,6 +8,39 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "../ops/freePort.js";
 
+export interface ScorerEnvironmentOptions {
+  readonly kafkaBrokers: string;
+  readonly schemaRegistryUrl: string;
+  readonly redisUrl: string;
+  readonly topics: { readonly transactions: string; readonly decisions: string; readonly dlq: string };
+  readonly groupId: string;
+  /** Card-state key namespace; a fresh one per set of new topics (offsets restart at 0). */
+  readonly namespace: string;
+  readonly modelDir: string;
+  /** Signs card state; ephemeral keys die with the run that made them. */
+  readonly hmacKeyHex: string;
+  readonly overrides?: Record<string, string>;
+}
+
+/** The environment a scorer child runs with: the one place the demo, benchmarks and tests build it. */
+export function scorerEnvironment(o: ScorerEnvironmentOptions): Record<string, string> {
+  return {
+    KAFKA_BROKERS: o.kafkaBrokers,
+    SCHEMA_REGISTRY_URL: o.schemaRegistryUrl,
+    REDIS_URL: o.redisUrl,
+    KAFKA_TRANSACTIONS_TOPIC: o.topics.transactions,
+    KAFKA_DECISIONS_TOPIC: o.topics.decisions,
+    KAFKA_DLQ_TOPIC: o.topics.dlq,
+    KAFKA_GROUP_ID: o.groupId,
+    REDIS_NAMESPACE: o.namespace,
+    MODEL_DIR: o.modelDir,
+    MODEL_PROVIDER: "cpu",
+    STATE_HMAC_KEY: o.hmacKeyHex,
+    LOG_LEVEL: "warn",
+    ...o.overrides,
+  };
+}
+
 export interface ScorerChildOptions {
   /** The repository root (where bin/ is); the current directory by default. */
   readonly root?: string;
