@@ -1,0 +1,82 @@
+// Report chapter 6: how much of a bare kafkajs passthrough, and of Kafka's own tools, the scorer keeps.
+import type { CeilingResult } from "../../sections/ceiling.js";
+import { barChart } from "../svgCharts.js";
+import { fmt, pct, table } from "../reportFormat.js";
+import type { SectionRenderer } from "../sectionRenderer.js";
+
+type PerfToolResult = CeilingResult["kafkaConsumerPerf"] | CeilingResult["kafkaProducerPerf"];
+const recordsPerSecond = (p: PerfToolResult) => ("recordsPerSecond" in p ? p.recordsPerSecond : undefined);
+
+export const ceilingReport: SectionRenderer<CeilingResult> = {
+  heading: "6. Ceiling",
+
+  summaryRows(c) {
+    const consumer = recordsPerSecond(c.kafkaConsumerPerf);
+    const producer = recordsPerSecond(c.kafkaProducerPerf);
+    return [
+      [
+        "6. Ceiling: scorer vs kafkajs passthrough (drain a backlog)",
+        `${fmt(c.scorer.recordsPerSecond)} vs ${fmt(c.passthrough.recordsPerSecond)} records/s`,
+        `scorer keeps ${pct(c.scorerOverPassthrough)} of the passthrough`,
+      ],
+      [
+        "6. Ceiling: Kafka's own perf tools (broker limit here)",
+        `consume ${consumer === undefined ? "n/a" : fmt(consumer)}, produce ${producer === undefined ? "n/a" : fmt(producer)} records/s`,
+        c.scorerOverKafkaConsumer === undefined
+          ? "—"
+          : `scorer ${pct(c.scorerOverKafkaConsumer)}, passthrough ${pct(c.passthroughOverKafkaConsumer!)} of ConsumerPerformance`,
+      ],
+    ];
+  },
+
+  chapter(c, chart) {
+    const perf = (p: PerfToolResult) =>
+      "recordsPerSecond" in p ? fmt(p.recordsPerSecond) : `n/a (${p.unavailable})`;
+    return [
+      `A backlog of ${c.records} transactions (${c.recordBytes} bytes each, ${c.partitions} partitions) drained by the scorer ` +
+        "and by a passthrough with the same kafkajs consumer and idempotent producer settings but no decoding or scoring " +
+        "(bench/sections/ceilingPassthrough.ts), each in its own process; throughput from the output topic's offsets, from the " +
+        "first output record to the last. The backlog's records are old, so the scorer decides them by the rules after " +
+        "still reading state, stepping the model and writing state (the full work). Kafka's ProducerPerformance and " +
+        `ConsumerPerformance (Kafka ${c.kafkaToolsVersion ?? "?"}, records of the same size, acks=all) give the broker's limit.`,
+      "",
+      table(
+        ["", "records / s"],
+        [
+          ["fraud-scorer serve", fmt(c.scorer.recordsPerSecond)],
+          ["kafkajs passthrough", fmt(c.passthrough.recordsPerSecond)],
+          ["Kafka ConsumerPerformance", perf(c.kafkaConsumerPerf)],
+          ["Kafka ProducerPerformance", perf(c.kafkaProducerPerf)],
+        ],
+      ),
+      "",
+      `**The scorer keeps ${pct(c.scorerOverPassthrough)} of the passthrough's throughput**` +
+        (c.passthroughOverKafkaConsumer === undefined
+          ? "."
+          : `; the passthrough itself reaches ${pct(c.passthroughOverKafkaConsumer)} of Kafka's own consumer.`),
+      "",
+      chart(
+        "ceiling",
+        barChart(
+          [
+            {
+              label: "records per second",
+              bars: [
+                { name: "scorer", value: c.scorer.recordsPerSecond },
+                { name: "kafkajs passthrough", value: c.passthrough.recordsPerSecond },
+                ...("recordsPerSecond" in c.kafkaConsumerPerf
+                  ? [{ name: "Kafka consumer perf", value: c.kafkaConsumerPerf.recordsPerSecond }]
+                  : []),
+                ...("recordsPerSecond" in c.kafkaProducerPerf
+                  ? [{ name: "Kafka producer perf", value: c.kafkaProducerPerf.recordsPerSecond }]
+                  : []),
+              ],
+            },
+          ],
+          { title: "Throughput ceiling", yLabel: "records/s (log scale)", logY: true },
+        ),
+      ),
+      "",
+    ];
+  },
+};

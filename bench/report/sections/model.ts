@@ -1,0 +1,69 @@
+// Report chapter 5: one LSTM step, fp32 against int8 and batch 1 against a large batch.
+import type { ModelResult } from "../../sections/model.js";
+import { barChart } from "../svgCharts.js";
+import { fmt, table, x } from "../reportFormat.js";
+import type { SectionRenderer } from "../sectionRenderer.js";
+
+export const modelReport: SectionRenderer<ModelResult> = {
+  heading: "5. Model",
+
+  summaryRows(m) {
+    const usPerTransaction = (precision: string, batch: number) =>
+      fmt(m.variants.find((a) => a.precision === precision && a.batchSize === batch)!.usPerTransaction);
+    const sizes = [...new Set(m.variants.map((a) => a.batchSize))].sort((a, b) => a - b);
+    const [small, large] = [sizes[0]!, sizes.at(-1)!];
+    return [
+      [
+        "5. Model: fp32 vs int8 (µs per transaction)",
+        `batch ${small}: ${usPerTransaction("fp32", small)} vs ${usPerTransaction("int8", small)}; batch ${large}: ${usPerTransaction("fp32", large)} vs ${usPerTransaction("int8", large)}`,
+        `fp32 ${x(m.fp32OverInt8AtBatch1)} at batch ${small}, ${x(m.fp32OverInt8AtLargestBatch)} at ${large}`,
+      ],
+      [
+        `5. Model: batch ${small} vs ${large} (µs per transaction)`,
+        `int8 ${usPerTransaction("int8", small)} vs ${usPerTransaction("int8", large)}`,
+        `batch ${small} costs ${x(m.batch1OverLargestInt8)} per transaction (fp32 ${x(m.batch1OverLargestFp32)})`,
+      ],
+    ];
+  },
+
+  chapter: (m, chart) => [
+    `One LSTM step (${m.featureCount} features, hidden ${m.hiddenSize}) on ONNX Runtime, CPU provider, one intra-op thread. ` +
+      "int8 = model.int8.onnx through `loadModelRunner` (what `serve` runs on CPU); fp32 = model.onnx opened directly.",
+    "",
+    table(
+      [
+        "Precision",
+        "Batch",
+        "µs / transaction (median step ÷ batch)",
+        "incl. stalls (round mean)",
+        "step p50 µs",
+        "step p99 µs",
+      ],
+      m.variants.map((v) => [
+        v.precision,
+        v.batchSize,
+        fmt(v.usPerTransaction),
+        fmt(v.meanUsPerTransaction),
+        fmt(v.stepP50Us),
+        fmt(v.stepP99Us),
+      ]),
+    ),
+    "",
+    `fp32 ÷ int8: ${x(m.fp32OverInt8AtBatch1)} at batch 1, ${x(m.fp32OverInt8AtLargestBatch)} at the largest batch. ` +
+      `Batch 1 ÷ largest batch, per transaction: int8 ${x(m.batch1OverLargestInt8)}, fp32 ${x(m.batch1OverLargestFp32)}.`,
+    "",
+    chart(
+      "model",
+      barChart(
+        [...new Set(m.variants.map((v) => v.batchSize))].map((batch) => ({
+          label: `batch ${batch}`,
+          bars: m.variants
+            .filter((v) => v.batchSize === batch)
+            .map((v) => ({ name: v.precision, value: v.usPerTransaction })),
+        })),
+        { title: "Model step: µs per transaction", yLabel: "µs per transaction (log scale)", logY: true },
+      ),
+    ),
+    "",
+  ],
+};
