@@ -1,21 +1,28 @@
 # The scorer as a container, for compose.yaml: `node bin/fraud-scorer.js serve`.
-# Build stage: `npm ci` needs the dev dependencies once, to generate the Protobuf code.
+# Build stage: the dev dependencies once, to generate the Protobuf code and compile to dist/.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
 COPY scripts ./scripts
 COPY proto ./proto
-RUN npm ci && npm prune --omit=dev
+RUN npm ci
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+# Compiled along while src/traffic imports the simulator from pipelines/; not shipped.
+COPY pipelines ./pipelines
+RUN npm run build && npm prune --omit=dev
 
+# Runtime: compiled JavaScript and production dependencies only (no src/, no tsx). The file
+# set is exactly these COPY lines; test/integration/containerFileSet.test.ts assembles it from
+# them and starts the command there.
 FROM node:20-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
 COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist/src ./dist/src
+COPY --from=build /app/dist/proto ./dist/proto
 COPY package.json ./
 COPY bin ./bin
-COPY src ./src
-COPY --from=build /app/src/codec/generated ./src/codec/generated
-COPY proto ./proto
 COPY models ./models
 COPY rules ./rules
 USER node
