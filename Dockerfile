@@ -2,6 +2,9 @@
 # Build stage: the dev dependencies once, to generate the Protobuf code and compile to dist/.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
+# package.json's allowScripts keeps onnxruntime-node from fetching CUDA binaries on npm 11.16+;
+# this says the same to the npm 10 in node images.
+ENV ONNXRUNTIME_NODE_INSTALL=skip
 COPY package.json package-lock.json .npmrc ./
 COPY scripts ./scripts
 COPY proto ./proto
