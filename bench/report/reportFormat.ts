@@ -1,7 +1,7 @@
 // The few ways a bench report writes a number or a table, shared by every section's renderer so
 // the report reads as one document.
 import { STAGES } from "../support/decisionLatencies.js";
-import { formatNumber } from "./svgCharts.js";
+import { formatNumber } from "../../src/tools/svgCharts.js";
 import type { SectionError } from "./benchResults.js";
 
 export const fmt = formatNumber;

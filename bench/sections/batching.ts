@@ -13,7 +13,7 @@ import {
   scoringItems,
   type ScoringParts,
 } from "../support/inProcessScoring.js";
-import { LatencyHistogram, type LatencySummary } from "../support/latencyHistogram.js";
+import { LatencyHistogram, type LatencySummary } from "../../src/tools/latencyHistogram.js";
 import { round1, round3 } from "../support/alternatingRounds.js";
 import { DynamicBatcher } from "./dynamicBatcher.js";
 

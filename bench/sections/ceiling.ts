@@ -17,7 +17,8 @@ import {
   type ConsumerPerfResult,
   type ProducerPerfResult,
 } from "../support/kafkaPerfTools.js";
-import { ScorerProcess, scorerEnv } from "../support/scorerProcess.js";
+import { ScorerChild } from "../../src/tools/scorerChild.js";
+import { scorerEnv } from "../support/benchScorer.js";
 
 export interface DrainThroughput {
   readonly records: number;
@@ -204,7 +205,7 @@ async function drainThroughScorer(
   const { partitions } = ctx.plan.ceiling;
   const own = await ctx.topics.scorerTopics("ceiling", partitions);
   const topics = { ...own, transactions: input };
-  const scorer = await ScorerProcess.start({
+  const scorer = await ScorerChild.start({
     root: ctx.root,
     env: scorerEnv({ endpoints: ctx.endpoints, topics, namespace: ctx.namespace("ceiling") }),
     logFile: ctx.logFile("ceiling-scorer"),

@@ -5,8 +5,9 @@ import { produceTraffic } from "../../src/traffic/produceTraffic.js";
 import type { BenchContext } from "../support/benchContext.js";
 import { median, round1, round3 } from "../support/alternatingRounds.js";
 import { DecisionLatencyCollector, LatencySink, type Stage } from "../support/decisionLatencies.js";
-import type { LatencySummary } from "../support/latencyHistogram.js";
-import { ScorerProcess, scorerEnv, type StartTimeline } from "../support/scorerProcess.js";
+import type { LatencySummary } from "../../src/tools/latencyHistogram.js";
+import { ScorerChild, type StartTimeline } from "../../src/tools/scorerChild.js";
+import { scorerEnv } from "../support/benchScorer.js";
 import { wallClock } from "../support/wallClock.js";
 
 export interface ColdStartRun {
@@ -90,9 +91,9 @@ async function startOnce(ctx: BenchContext, warmUp: boolean, n: number): Promise
   const collector = new DecisionLatencyCollector(ctx.kafka, topics.decisions);
   await collector.start();
   const sink = new LatencySink(ctx.plan.endToEnd.budgetMs);
-  let scorer: ScorerProcess | undefined;
+  let scorer: ScorerChild | undefined;
   try {
-    scorer = await ScorerProcess.start({
+    scorer = await ScorerChild.start({
       root: ctx.root,
       env: scorerEnv({
         endpoints: ctx.endpoints,

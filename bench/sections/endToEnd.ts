@@ -6,7 +6,8 @@ import { produceTraffic } from "../../src/traffic/produceTraffic.js";
 import type { BenchContext } from "../support/benchContext.js";
 import type { BenchTopics } from "../support/benchKafka.js";
 import { DecisionLatencyCollector, LatencySink, type LatencyReport } from "../support/decisionLatencies.js";
-import { ScorerProcess, scorerEnv } from "../support/scorerProcess.js";
+import { ScorerChild } from "../../src/tools/scorerChild.js";
+import { scorerEnv } from "../support/benchScorer.js";
 import { wallClock } from "../support/wallClock.js";
 
 export interface RateStep extends LatencyReport {
@@ -45,7 +46,7 @@ class ScorerRig {
 
   private constructor(
     readonly topics: BenchTopics,
-    readonly scorer: ScorerProcess,
+    readonly scorer: ScorerChild,
     readonly collector: DecisionLatencyCollector,
   ) {}
 
@@ -54,7 +55,7 @@ class ScorerRig {
     const topics = await ctx.topics.scorerTopics(`e2e${n}`, partitions);
     const collector = new DecisionLatencyCollector(ctx.kafka, topics.decisions);
     await collector.start();
-    const scorer = await ScorerProcess.start({
+    const scorer = await ScorerChild.start({
       root: ctx.root,
       env: scorerEnv({
         endpoints: ctx.endpoints,
@@ -69,7 +70,7 @@ class ScorerRig {
 
   async stop(): Promise<void> {
     // A backlogged scorer would drain for minutes on SIGTERM: it only needs to be gone.
-    await this.scorer.stop(this.dirty ? 3_000 : 20_000);
+    await this.scorer.stop("SIGTERM", { graceMs: this.dirty ? 3_000 : 20_000 });
     await this.collector.stop();
   }
 }

@@ -7,8 +7,8 @@ import { OnnxStepSession } from "../../src/model/onnxStepSession.js";
 import type { BenchContext } from "../support/benchContext.js";
 import { alternatingRounds, median, round1, round3 } from "../support/alternatingRounds.js";
 import { loadScoringParts } from "../support/inProcessScoring.js";
-import { LatencyHistogram } from "../support/latencyHistogram.js";
-import { MODEL_DIR } from "../support/scorerProcess.js";
+import { LatencyHistogram } from "../../src/tools/latencyHistogram.js";
+import { MODEL_DIR } from "../support/benchScorer.js";
 
 export interface ModelVariant {
   readonly precision: "fp32" | "int8";

@@ -12,7 +12,7 @@ import { computeFeatureHashes } from "../../src/ingest/featureHashes.js";
 import type { CardStateWrite, DeviceTouch } from "../../src/scoring/ports.js";
 import type { BenchContext } from "../support/benchContext.js";
 import { alternatingRounds, round1, round3 } from "../support/alternatingRounds.js";
-import { LatencyHistogram, type LatencySummary } from "../support/latencyHistogram.js";
+import { LatencyHistogram, type LatencySummary } from "../../src/tools/latencyHistogram.js";
 import { PerTransactionStateAccess, type StateAccess } from "./perTransactionStateAccess.js";
 
 export interface StateSide {

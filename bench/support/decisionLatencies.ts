@@ -5,7 +5,7 @@
 import type { Consumer, Kafka } from "kafkajs";
 import { parseConfluentFrame } from "../../src/codec/confluent.js";
 import { decodeDecisionPayload, FallbackCause, type Decision } from "../../src/codec/messages.js";
-import { LatencyHistogram, type LatencySummary } from "./latencyHistogram.js";
+import { LatencyHistogram, type LatencySummary } from "../../src/tools/latencyHistogram.js";
 
 export const STAGES = [
   "queue",

@@ -18,7 +18,7 @@ import {
 } from "../../src/scoring/ports.js";
 import type { ScoringContext, ScoringItem } from "../../src/scoring/scoreBatch.js";
 import type { TrafficSource } from "../../src/traffic/trafficSource.js";
-import { MODEL_DIR } from "./scorerProcess.js";
+import { MODEL_DIR } from "./benchScorer.js";
 
 export interface ScoringParts {
   readonly model: ModelRunner;

@@ -9,10 +9,14 @@ import pino from "pino";
 import { configKeyDefault } from "../ops/configSchema.js";
 import { createLogger } from "../ops/logger.js";
 import { loadRuleSet } from "../rules/ruleSet.js";
-import { DemoSetupError, newestCommittedModel, resolveDemoEnvironment } from "../demo/demoEnvironment.js";
-import { reportText, writeDemoReport, type DemoReport } from "../demo/demoReport.js";
+import {
+  DemoSetupError,
+  newestCommittedModel,
+  resolveDemoEnvironment,
+} from "../tools/demo/demoEnvironment.js";
+import { reportText, writeDemoReport, type DemoReport } from "../tools/demo/demoReport.js";
 import { runLiveDemo, type LiveProgress } from "../demo/liveDemo.js";
-import { runOfflineDemo } from "../demo/offlineDemo.js";
+import { runOfflineDemo } from "../tools/demo/offlineDemo.js";
 import { parseDuration, parsePositiveInteger, parsePositiveNumber, refuseArguments } from "./cliArguments.js";
 import { progressWanted, startProgress } from "./progressBar.js";
 

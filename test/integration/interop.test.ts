@@ -14,7 +14,7 @@ import { decodeTransactionRecord } from "../../src/ingest/decodeTransactionRecor
 import { testEndpoints } from "./endpoints.js";
 import { DecisionsCollector } from "./support/decisionsCollector.js";
 import { createTestTopics, testKafka, type TestTopics } from "./support/kafkaTestTopics.js";
-import { ScorerChild } from "../../src/demo/scorerChild.js";
+import { ScorerChild } from "../../src/tools/scorerChild.js";
 import { scorerEnv } from "./support/scorerEnv.js";
 import { delimitedRecord, makeTransactions } from "./support/transactionTraffic.js";
 import { randomBytes } from "node:crypto";

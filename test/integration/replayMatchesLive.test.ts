@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { ScorerChild } from "../../src/demo/scorerChild.js";
+import { ScorerChild } from "../../src/tools/scorerChild.js";
 import { committedModelDir } from "../support/committedModel.js";
 import { testEndpoints } from "./endpoints.js";
 import { DecisionsCollector } from "./support/decisionsCollector.js";

@@ -18,7 +18,7 @@ import { testEndpoints } from "./endpoints.js";
 import { DecisionsCollector, TopicCollector } from "./support/decisionsCollector.js";
 import { createTestTopics, testKafka, type TestTopics } from "./support/kafkaTestTopics.js";
 import { committedModelVersion } from "../support/committedModel.js";
-import { ScorerChild } from "../../src/demo/scorerChild.js";
+import { ScorerChild } from "../../src/tools/scorerChild.js";
 import { scorerEnv as scorerEnvFor } from "./support/scorerEnv.js";
 import { startThrowawayRedis } from "./support/throwawayRedis.js";
 import { delimitedRecord, makeTransactions, produceTransactions } from "./support/transactionTraffic.js";

@@ -1,6 +1,6 @@
 // Report chapter 3: continuous batching against wait-to-fill batching, in process.
 import type { BatchingResult } from "../../sections/batching.js";
-import { barChart } from "../svgCharts.js";
+import { barChart } from "../../../src/tools/svgCharts.js";
 import { fmt, ms, table, x } from "../reportFormat.js";
 import type { SectionRenderer } from "../sectionRenderer.js";
 

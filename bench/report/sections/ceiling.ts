@@ -1,6 +1,6 @@
 // Report chapter 6: how much of a bare kafkajs passthrough, and of Kafka's own tools, the scorer keeps.
 import type { CeilingResult } from "../../sections/ceiling.js";
-import { barChart } from "../svgCharts.js";
+import { barChart } from "../../../src/tools/svgCharts.js";
 import { fmt, pct, table } from "../reportFormat.js";
 import type { SectionRenderer } from "../sectionRenderer.js";
 

@@ -1,7 +1,8 @@
 // Report chapter 7: `serve` from spawn to ready, and its first decisions with and without warm-up.
+import { median } from "../../support/alternatingRounds.js";
 import { STAGES } from "../../support/decisionLatencies.js";
 import type { ColdStartResult } from "../../sections/coldStart.js";
-import { barChart } from "../svgCharts.js";
+import { barChart } from "../../../src/tools/svgCharts.js";
 import { fmt, ms, STAGE_LABELS, table, x } from "../reportFormat.js";
 import type { SectionRenderer } from "../sectionRenderer.js";
 
@@ -26,9 +27,8 @@ function warmUpMs(k: ColdStartResult): number {
       (run) =>
         (run.timeline.conditionsMetMs.modelWarm ?? NaN) - (run.timeline.conditionsMetMs.modelVerified ?? NaN),
     )
-    .filter(Number.isFinite)
-    .sort((a, b) => a - b);
-  return spans.length === 0 ? NaN : spans[spans.length >> 1]!;
+    .filter(Number.isFinite);
+  return spans.length === 0 ? NaN : median(spans);
 }
 
 export const coldStartReport: SectionRenderer<ColdStartResult> = {

@@ -1,6 +1,6 @@
 // Report chapter 2: decoding a record, JSON + ajv against the real Protobuf path.
 import type { DecodeResult } from "../../sections/decode.js";
-import { barChart } from "../svgCharts.js";
+import { barChart } from "../../../src/tools/svgCharts.js";
 import { fmt, table, x } from "../reportFormat.js";
 import type { SectionRenderer } from "../sectionRenderer.js";
 

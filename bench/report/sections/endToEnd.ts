@@ -1,7 +1,7 @@
 // Report chapter 1: `serve` end to end under open-loop load, and the highest rate within budget.
 import { STAGES } from "../../support/decisionLatencies.js";
 import type { EndToEndResult, RateStep } from "../../sections/endToEnd.js";
-import { barChart, lineChart } from "../svgCharts.js";
+import { barChart, lineChart } from "../../../src/tools/svgCharts.js";
 import { fmt, ms, pct, STAGE_LABELS, table } from "../reportFormat.js";
 import type { SectionRenderer } from "../sectionRenderer.js";
 

@@ -1,6 +1,6 @@
 // Report chapter 5: one LSTM step, fp32 against int8 and batch 1 against a large batch.
 import type { ModelResult } from "../../sections/model.js";
-import { barChart } from "../svgCharts.js";
+import { barChart } from "../../../src/tools/svgCharts.js";
 import { fmt, table, x } from "../reportFormat.js";
 import type { SectionRenderer } from "../sectionRenderer.js";
 

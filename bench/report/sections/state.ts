@@ -1,6 +1,6 @@
 // Report chapter 4: card state read and written per batch against per transaction.
 import type { StateResult } from "../../sections/state.js";
-import { barChart } from "../svgCharts.js";
+import { barChart } from "../../../src/tools/svgCharts.js";
 import { fmt, ms, table, x } from "../reportFormat.js";
 import type { SectionRenderer } from "../sectionRenderer.js";
 

@@ -1,6 +1,6 @@
 // The environment a test's scorer child runs with: the stack's endpoints, the test's own
 // topics, group and state namespace, and the committed model.
-import { scorerEnvironment } from "../../../src/demo/scorerChild.js";
+import { scorerEnvironment } from "../../../src/tools/scorerChild.js";
 import { committedModelDir } from "../../support/committedModel.js";
 import type { StackEndpoints } from "../endpoints.js";
 import type { TestTopics } from "./kafkaTestTopics.js";

@@ -5,20 +5,20 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { Action, FallbackCause } from "../../../src/codec/messages.js";
-import { DecisionTally } from "../../../src/demo/decisionTally.js";
+import { DecisionTally } from "../../../src/tools/demo/decisionTally.js";
 import {
   DemoSetupError,
   newestCommittedModel,
   resolveDemoEnvironment,
-} from "../../../src/demo/demoEnvironment.js";
+} from "../../../src/tools/demo/demoEnvironment.js";
 import {
+  latencyChart,
   reportMarkdown,
   reportText,
   writeDemoReport,
   type DemoReport,
-} from "../../../src/demo/demoReport.js";
-import { niceCeiling, renderLatencyChart } from "../../../src/demo/latencyChart.js";
-import { LatencyRecorder } from "../../../src/demo/latencyRecorder.js";
+} from "../../../src/tools/demo/demoReport.js";
+import { LatencyRecorder } from "../../../src/tools/demo/latencyRecorder.js";
 
 describe("latency recorder", () => {
   it("gives percentiles overall and p99 per second, in milliseconds", () => {
@@ -60,22 +60,21 @@ describe("decision tally", () => {
 });
 
 describe("latency chart", () => {
-  it("is an SVG with a p99 point per second and the budget when it is in view", () => {
-    const svg = renderLatencyChart(
-      [
-        { second: 0, count: 10, p50Ms: 10, p99Ms: 150, maxMs: 160 },
-        { second: 1, count: 10, p50Ms: 12, p99Ms: 180, maxMs: 190 },
-      ],
-      { title: "a <title>", budgetMs: 200 },
-    );
+  const points = [
+    { second: 0, count: 10, p50Ms: 10, p99Ms: 150, maxMs: 160 },
+    { second: 1, count: 10, p50Ms: 12, p99Ms: 180, maxMs: 190 },
+  ];
+
+  it("is an SVG with p99 and p50 points per second and the budget when it is in view", () => {
+    const svg = latencyChart(points, "a <title>", 200);
     expect(svg.startsWith("<svg")).toBe(true);
-    expect(svg.match(/<circle/g)).toHaveLength(2);
+    expect(svg.match(/<circle/g)).toHaveLength(4);
     expect(svg).toContain("budget 200 ms");
     expect(svg).toContain("a &lt;title&gt;");
   });
 
-  it("picks round axis maxima", () => {
-    expect([0.7, 3, 12, 180, 201].map(niceCeiling)).toEqual([1, 5, 20, 200, 500]);
+  it("leaves out a budget far above the data, which would flatten it", () => {
+    expect(latencyChart(points, "t", 2_000)).not.toContain("budget");
   });
 });
 

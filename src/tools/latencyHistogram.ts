@@ -1,6 +1,6 @@
 // Latencies in an HDR histogram (hdr-histogram-js): microsecond resolution, three significant
-// digits, any value up to an hour. Every latency of the benchmarks goes through this one type,
-// so "p99" means the same thing in every table.
+// digits, any value up to an hour. Every latency the benchmarks and the demo report goes
+// through this one type, so "p99" means the same thing in every table.
 import * as hdr from "hdr-histogram-js";
 
 export interface LatencySummary {
@@ -43,6 +43,11 @@ export class LatencyHistogram {
 
   add(other: LatencyHistogram): void {
     this.#histogram.add(other.#histogram);
+  }
+
+  /** Frees the histogram (hdr-histogram-js may hold WebAssembly memory). */
+  close(): void {
+    this.#histogram.destroy();
   }
 
   percentileMs(p: number): number {

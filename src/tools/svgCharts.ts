@@ -1,5 +1,6 @@
 // Two small hand-written SVG charts (grouped bars, lines over a numeric axis), enough for the
-// results page; no chart library. Either may use a log scale, for values spanning decades.
+// bench results page and the demo report; no chart library. Either may use a log scale, for
+// values spanning decades.
 
 export interface Bar {
   readonly name: string;
@@ -157,10 +158,14 @@ export function lineChart(series: readonly Series[], options: Frame & { readonly
   const parts = frame(options, axis);
   // x positions by rank: rates are few and uneven (1k, 5k, 10k, 20k plus search probes).
   const xAt = (x: number) => M.left + (PW * (xs.indexOf(x) + 0.5)) / Math.max(1, xs.length);
-  for (const x of xs)
-    parts.push(
-      `<text x="${xAt(x).toFixed(1)}" y="${M.top + PH + 18}" text-anchor="middle" fill="#111827">${formatNumber(x)}</text>`,
-    );
+  // At most about a dozen labels: a minute of seconds would otherwise overlap.
+  const labelEvery = Math.ceil(xs.length / 12);
+  xs.forEach((x, i) => {
+    if (i % labelEvery === 0)
+      parts.push(
+        `<text x="${xAt(x).toFixed(1)}" y="${M.top + PH + 18}" text-anchor="middle" fill="#111827">${formatNumber(x)}</text>`,
+      );
+  });
   parts.push(
     `<text x="${M.left + PW / 2}" y="${M.top + PH + 36}" text-anchor="middle" fill="#374151">${esc(options.xLabel)}</text>`,
   );

@@ -1,7 +1,7 @@
 // Where the time went, from the per-stage timings every decision carries: the scorer's own
 // view (record timestamp → decision produced) next to what the demo measured end to end, so
 // the gap — acknowledgement and delivery of the decision — is visible too.
-import type { DecisionInit } from "../codec/messages.js";
+import type { DecisionInit } from "../../codec/messages.js";
 
 export interface StageLine {
   readonly stage: string;

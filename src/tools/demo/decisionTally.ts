@@ -1,7 +1,12 @@
 // What the decisions said: the action mix, how often the rules decided alone and why, and on
 // labelled traffic how much fraud was declined, sent to review, or approved (missed).
-import type { DecisionInit } from "../codec/messages.js";
-import { actionName, ACTION_NAMES, fallbackCauseName, type ActionName } from "../decisions/decisionJson.js";
+import type { DecisionInit } from "../../codec/messages.js";
+import {
+  actionName,
+  ACTION_NAMES,
+  fallbackCauseName,
+  type ActionName,
+} from "../../decisions/decisionJson.js";
 
 export interface FraudOutcome {
   readonly fraud: Readonly<Record<ActionName, number>>;

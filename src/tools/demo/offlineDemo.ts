@@ -1,18 +1,18 @@
 // The demo without Kafka: the same scoring path (replay's engine: scoreBatch, the committed
 // model, the rules, in-memory card state) over simulated transactions, as fast as it scores.
 // What it measures is scoring time per batch — not end-to-end latency — and it says so.
-import { decodeTransactionPayload, encodeTransactionPayload } from "../codec/messages.js";
-import { FEATURE_SCHEMA_VERSION } from "../features/featureVector.js";
-import { validateTransaction } from "../ingest/validateTransaction.js";
-import { loadModelRunner } from "../model/loadModelRunner.js";
-import { configKeyDefault } from "../ops/configSchema.js";
-import { ruleEvaluator } from "../rules/ruleEvaluator.js";
-import { loadRuleSet } from "../rules/ruleSet.js";
-import type { ReplayRecord } from "../replay/replayRecord.js";
-import { replayTransactions } from "../replay/replayTransactions.js";
-import { simulatedTraffic } from "../traffic/trafficSource.js";
+import { decodeTransactionPayload, encodeTransactionPayload } from "../../codec/messages.js";
+import { FEATURE_SCHEMA_VERSION } from "../../features/featureVector.js";
+import { validateTransaction } from "../../ingest/validateTransaction.js";
+import { loadModelRunner } from "../../model/loadModelRunner.js";
+import { configKeyDefault } from "../../ops/configSchema.js";
+import { ruleEvaluator } from "../../rules/ruleEvaluator.js";
+import { loadRuleSet } from "../../rules/ruleSet.js";
+import type { ReplayRecord } from "../../replay/replayRecord.js";
+import { replayTransactions } from "../../replay/replayTransactions.js";
+import { simulatedTraffic } from "../../traffic/trafficSource.js";
 import type { Logger } from "pino";
-import { describeModel } from "./liveDemo.js";
+import { describeModel } from "../../demo/liveDemo.js";
 import type { DemoReport } from "./demoReport.js";
 import { DecisionTally } from "./decisionTally.js";
 import { LatencyRecorder } from "./latencyRecorder.js";

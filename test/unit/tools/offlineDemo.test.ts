@@ -2,7 +2,7 @@
 // committed model, reported as an offline run.
 import pino from "pino";
 import { describe, expect, it } from "vitest";
-import { runOfflineDemo } from "../../../src/demo/offlineDemo.js";
+import { runOfflineDemo } from "../../../src/tools/demo/offlineDemo.js";
 import { committedModelDir } from "../../support/committedModel.js";
 
 describe("offline demo", () => {

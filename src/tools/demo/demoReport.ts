@@ -4,10 +4,10 @@
 import { cpus, platform, release } from "node:os";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { ACTION_NAMES } from "../decisions/decisionJson.js";
+import { ACTION_NAMES } from "../../decisions/decisionJson.js";
 import type { TallySummary } from "./decisionTally.js";
-import { renderLatencyChart } from "./latencyChart.js";
-import type { LatencySummary, SecondPoint } from "./latencyRecorder.js";
+import { lineChart } from "../svgCharts.js";
+import type { RunLatencySummary, SecondPoint } from "./latencyRecorder.js";
 import type { StageLine } from "./stageBreakdown.js";
 
 export interface DemoReport {
@@ -31,7 +31,7 @@ export interface DemoReport {
     readonly missing: number;
     readonly decisionsPerSecond: number;
   };
-  readonly latency: LatencySummary;
+  readonly latency: RunLatencySummary;
   readonly latencyPerSecond: readonly SecondPoint[];
   readonly latencyMeaning: string;
   /** The scorer's per-stage timings (live runs). */
@@ -163,7 +163,24 @@ export async function writeDemoReport(
       ? "End-to-end latency per second (scheduled send → decision in Kafka)"
       : "OFFLINE: scoring time per batch, per second (no Kafka)";
   await writeFile(markdown, reportMarkdown(r));
-  await writeFile(chart, renderLatencyChart(r.latencyPerSecond, { title, budgetMs: r.budgetMs }));
+  await writeFile(chart, latencyChart(r.latencyPerSecond, title, r.budgetMs));
   await writeFile(join(dir, "report.json"), `${JSON.stringify(r, null, 2)}\n`);
   return { markdown, chart };
+}
+
+/** p99 and p50 per second; the budget line only when it is in view (not far above the data). */
+export function latencyChart(points: readonly SecondPoint[], title: string, budgetMs: number): string {
+  const highest = Math.max(0, ...points.map((p) => p.p99Ms));
+  return lineChart(
+    [
+      { name: "p99 per second", points: points.map((p) => [p.second, p.p99Ms] as const) },
+      { name: "p50", points: points.map((p) => [p.second, p.p50Ms] as const) },
+    ],
+    {
+      title,
+      xLabel: "seconds",
+      yLabel: "latency, ms",
+      ...(budgetMs <= highest * 1.5 ? { reference: { y: budgetMs, label: `budget ${budgetMs} ms` } } : {}),
+    },
+  );
 }
