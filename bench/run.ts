@@ -23,6 +23,7 @@ import { endToEnd } from "./sections/endToEnd.js";
 import { model } from "./sections/model.js";
 import { state } from "./sections/state.js";
 import { BenchContext } from "./support/benchContext.js";
+import { buildCompiledScorer } from "./support/compiledScorer.js";
 import { stackEndpoints } from "./support/stackEndpoints.js";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
@@ -78,6 +79,8 @@ const ctx = new BenchContext(ROOT, plan, endpoints, log);
 log(
   `${args.smoke ? "smoke" : "full"} run ${ctx.runId}; stack ${endpoints.kafkaBrokers}, ${endpoints.redisUrl}`,
 );
+
+buildCompiledScorer(ROOT, log);
 
 const results: Record<string, unknown> = {};
 const sectionSeconds: Record<string, number> = {};
