@@ -1,5 +1,6 @@
 // The topics the scorer reads and writes, and the one function that makes sure a broker has
 // them. Used by stack.sh (through ensure-topics.ts) and by the integration tests' global setup.
+import { setTimeout as sleep } from "node:timers/promises";
 import { Kafka, logLevel } from "kafkajs";
 
 const COORDINATOR_WAIT_MS = 60_000;
@@ -17,7 +18,7 @@ async function untilCoordinatorLoaded<T>(call: () => Promise<T>): Promise<T> {
       return await call();
     } catch (error) {
       if (!isCoordinatorStarting(error) || Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      await sleep(250);
     }
   }
 }

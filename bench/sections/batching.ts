@@ -2,6 +2,7 @@
 // "wait until N arrive or T ms pass" (dynamicBatcher.ts), both feeding the real scoreBatch with
 // the real model and an in-memory card-state store, driven by the same open-loop arrival
 // schedule. Time to decision runs from an item's scheduled arrival to its decision's publish.
+import { setTimeout as sleep } from "node:timers/promises";
 import type { DecisionInit } from "../../src/codec/messages.js";
 import { MemoryCardStateStore } from "../../src/features/memoryCardStateStore.js";
 import { scoreBatch, type ScoringItem } from "../../src/scoring/scoreBatch.js";
@@ -171,11 +172,11 @@ async function runBatcher(
       next = due;
       void batcher.submit(arriving);
     }
-    await new Promise((resolve) => setTimeout(resolve, Math.max(1, dueAt(next) - performance.now())));
+    await sleep(Math.max(1, dueAt(next) - performance.now()));
   }
   while (outstanding > 0) {
     await batcher.idle();
-    if (outstanding > 0) await new Promise((resolve) => setTimeout(resolve, 1));
+    if (outstanding > 0) await sleep(1);
   }
   scoring.shutdown();
   return { histogram, batches, fallbacks };

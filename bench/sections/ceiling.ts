@@ -5,6 +5,7 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
+import { setTimeout as sleep } from "node:timers/promises";
 import { CompressionTypes, Partitioners, type Message } from "kafkajs";
 import { joinDelimitedFrames } from "../../src/codec/delimited.js";
 import { encodeTransactionPayload } from "../../src/codec/messages.js";
@@ -158,7 +159,7 @@ async function measureOutput(
     }
     if (Date.now() > deadline)
       throw new Error(`${topic}: ${count} of ${expected} records after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, POLL_MS));
+    await sleep(POLL_MS);
   }
 }
 

@@ -2,6 +2,7 @@
 // the transaction's *scheduled* send time (not its actual one, so a load generator that falls
 // behind cannot hide queueing: coordinated-omission safe) to the decision record's broker append
 // time (the topic uses LogAppendTime). The stage breakdown comes from the Decision's own timings.
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Consumer, Kafka } from "kafkajs";
 import { parseConfluentFrame } from "../../src/codec/confluent.js";
 import { decodeDecisionPayload, FallbackCause, type Decision } from "../../src/codec/messages.js";
@@ -175,7 +176,7 @@ export class DecisionLatencyCollector {
 
   /** Waits until the sink has every decision, or until the deadline; the rest count as undecided. */
   async drain(sink: LatencySink, deadlineMs: number): Promise<void> {
-    while (!sink.complete && Date.now() < deadlineMs) await new Promise((r) => setTimeout(r, 50));
+    while (!sink.complete && Date.now() < deadlineMs) await sleep(50);
     if (sink.complete) return;
     const now = Date.now();
     for (const [id, e] of this.#expected) {

@@ -9,6 +9,7 @@ import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import { ScorerChild } from "../../src/tools/scorerChild.js";
 import { committedModelDir } from "../support/committedModel.js";
@@ -47,7 +48,7 @@ describe("audit replay against the live scorer", () => {
       // Paced, so the live scorer is not asked to decide a backlog.
       for (let i = 0; i < txs.length; i += 20) {
         await produceTransactions(producer, topics.transactions, txs.slice(i, i + 20), 20);
-        await new Promise((r) => setTimeout(r, 20));
+        await sleep(20);
       }
       await decisions.waitForDistinct(txs.length, 60_000);
     } finally {

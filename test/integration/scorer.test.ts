@@ -1,5 +1,6 @@
 // `fraud-scorer serve` as a real process against the real broker, registry and Redis.
 import { randomBytes } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
 import type { Producer } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -178,7 +179,7 @@ describe("fraud-scorer serve on the real stack", () => {
           expect(degraded.every((d) => (d.timings?.stateReadUs ?? Infinity) < 50_000)).toBe(true);
 
           redis = await startThrowawayRedis({ port: redisPort });
-          await new Promise((r) => setTimeout(r, 6_000)); // breakers' reset timeout (5 s)
+          await sleep(6_000); // breakers' reset timeout (5 s)
           await produceTransactions(producer, topics.transactions, after, 10);
           await decisions.waitForDistinct(451, 60_000);
           const recovered = after.map((t) => byId().get(t.transactionId)!);

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import { DeferredStateLane } from "../../src/scoring/deferredStateLane.js";
 import type { ScoringItem } from "../../src/scoring/scoreBatch.js";
@@ -11,7 +12,7 @@ describe("the deferred card-state lane", () => {
     const lane = new DeferredStateLane({
       apply: async (batch) => {
         calls.push(batch.map((i) => i.position));
-        await new Promise((r) => setTimeout(r, 20)); // a slow round trip, whatever the size
+        await sleep(20); // a slow round trip, whatever the size
         return true;
       },
     });
@@ -42,7 +43,7 @@ describe("the deferred card-state lane", () => {
     lane.defer(items(7, 5)); // over maxPendingItems: dropped at once
     let settled = false;
     void firstDrained.then(() => (settled = true));
-    await new Promise((r) => setTimeout(r, 10));
+    await sleep(10);
     expect(settled).toBe(false);
     release();
     await lane.drained();

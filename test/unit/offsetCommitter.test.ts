@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import { OffsetCommitter } from "../../src/stream/offsetCommitter.js";
 
@@ -13,7 +14,7 @@ describe("offset commits wait for deferred card-state work", () => {
     const committer = new OffsetCommitter({ commit: async (t, p, o) => void commits.push(`${t}/${p}@${o}`) });
     const state = deferred();
     committer.track("tx", 3, 41, state.promise);
-    await new Promise((r) => setTimeout(r, 10));
+    await sleep(10);
     expect(commits).toEqual([]);
     state.resolve();
     await committer.flush();
@@ -27,7 +28,7 @@ describe("offset commits wait for deferred card-state work", () => {
     committer.track("tx", 0, 10, slow.promise);
     committer.track("tx", 0, 20, Promise.resolve());
     committer.track("tx", 1, 5, Promise.resolve());
-    await new Promise((r) => setTimeout(r, 10));
+    await sleep(10);
     expect(commits).toEqual(["1@6"]);
     slow.resolve();
     await committer.flush();

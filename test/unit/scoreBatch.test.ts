@@ -1,5 +1,6 @@
 // scoreBatch with the committed signed model on ONNX Runtime, the in-memory card-state store
 // and the default rules: the scoring core's behaviour without Kafka or Redis.
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Channel, FallbackCause, Transaction, type TransactionInit } from "../../src/codec/messages.js";
 import { decodeCardState } from "../../src/features/cardStateCodec.js";
@@ -195,7 +196,7 @@ describe("scoreBatch", () => {
     let slow = true;
     const sometimesSlow: CardStateStore = {
       readBatch: async (req) => {
-        if (slow) await new Promise((r) => setTimeout(r, 80));
+        if (slow) await sleep(80);
         return store.readBatch(req);
       },
       readHistories: (ids) => store.readHistories(ids),

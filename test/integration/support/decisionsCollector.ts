@@ -1,5 +1,6 @@
 // Reads a decisions topic from the beginning and decodes each Confluent-framed Decision.
 import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Consumer } from "kafkajs";
 import { parseConfluentFrame } from "../../../src/codec/confluent.js";
 import { decodeDecisionPayload, type Decision } from "../../../src/codec/messages.js";
@@ -48,7 +49,7 @@ export class TopicCollector {
     const deadline = Date.now() + timeoutMs;
     while (!predicate()) {
       if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
     }
   }
 

@@ -7,6 +7,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { setTimeout as sleep } from "node:timers/promises";
 import { freePort } from "../../../src/ops/freePort.js";
 
 const run = promisify(execFile);
@@ -48,7 +49,7 @@ async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await check().catch(() => false)) return;
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
   throw new Error(`timed out waiting for ${what}`);
 }
