@@ -4,7 +4,7 @@
 //   ─► optional diff against recorded decisions ─► summary on stderr.
 // Replay never touches live card state: its store lives and dies in this process.
 import { writeFile } from "node:fs/promises";
-import type { Command } from "commander";
+import { Option, type Command } from "commander";
 import pino from "pino";
 import { SchemaRegistry } from "../codec/schemaRegistry.js";
 import { FEATURE_SCHEMA_VERSION } from "../features/featureVector.js";
@@ -19,7 +19,7 @@ import {
   readRecordedDecisionsTopic,
   type RecordedDecisions,
 } from "../replay/recordedDecisions.js";
-import { parseReplayOptions, type ReplayOptions } from "../replay/replayOptions.js";
+import { parseReplayOptions, REPLAY_OPTION_SETTINGS, type ReplayOptions } from "../replay/replayOptions.js";
 import { describeSource, ReplayInputError, type ReplayInput } from "../replay/replayRecord.js";
 import { replayTransactions } from "../replay/replayTransactions.js";
 import { readTopicRange } from "../replay/topicRange.js";
@@ -30,50 +30,25 @@ import { refuseArguments } from "./cliArguments.js";
 import { progressWanted, startProgress } from "./progressBar.js";
 
 export function registerReplayCommand(program: Command): void {
-  program
+  const replay = program
     .command("replay")
     .description(
       "decide recorded transactions again with a pinned model and rule set (audits); state is in memory only",
-    )
-    .option("--file <path>", "delimited Protobuf transaction file (.pbd)")
-    .option("--topic <name>", "replay a range of this Kafka topic instead")
-    .option("--from-time <time>", "topic range start, ISO-8601 or epoch ms (inclusive)")
-    .option("--to-time <time>", "topic range end, ISO-8601 or epoch ms (exclusive)")
-    .option("--from-offset <n>", "topic range start offset (inclusive; one partition)")
-    .option("--to-offset <n>", "topic range end offset (exclusive; one partition)")
-    .option("--partition <list>", "partitions to read, comma-separated (default: all)")
-    .option("--kafka-brokers <list>", "Kafka brokers (default: $KAFKA_BROKERS)")
-    .option(
-      "--schema-registry-url <url>",
-      "registry for Confluent-framed records (default: $SCHEMA_REGISTRY_URL)",
-    )
-    .option("--model-dir <dir>", "model artifact to replay with, models/<name>/<version> (required)")
-    .option("--trusted-keys-dir <dir>", "trusted ed25519 public keys", "models/trusted-keys")
-    .option("--provider <name>", "ONNX execution provider: cpu, cuda or auto", "cpu")
-    .option("--rules-file <file>", "rule set to replay with (required)")
-    .option("--out <file>", "where decisions go; - for stdout", "-")
-    .option("--format <format>", "ndjson or pbd (delimited Decisions); default from --out's extension")
-    .option("--no-timings", "leave out per-stage timings, so runs are byte-identical")
-    .option("--batch-size <n>", "transactions per scoring batch (part of what is replayed)")
-    .option("--review-threshold <p>", "score from which a transaction goes to review")
-    .option("--decline-threshold <p>", "score from which a transaction is declined")
-    .option("--explain-top-features <n>", "features named in REVIEW/DECLINE reason codes")
-    .option("--compare-topic <topic>", "compare with the decisions recorded in this topic")
-    .option("--compare-file <file>", "compare with recorded decisions in a file (NDJSON or .pbd)")
-    .option("--compare-since <time>", "read --compare-topic from this time on (default: the beginning)")
-    .option("--diff-out <file>", "write the comparison as JSON")
-    .option("--examples <n>", "examples per changed transition in the comparison", "3")
-    .option("--no-progress", "no progress bar")
-    .action(async (flags: Record<string, unknown>) => {
-      const parsed = parseReplayOptions(flags, process.env);
-      if (!parsed.ok) refuse(parsed.problems);
-      try {
-        await runReplay(parsed.options);
-      } catch (err) {
-        if (err instanceof ReplayInputError || isModelArtifactError(err)) refuse([(err as Error).message]);
-        throw err;
-      }
-    });
+    );
+  for (const setting of REPLAY_OPTION_SETTINGS)
+    replay.addOption(
+      new Option(setting.flag, setting.env ? `${setting.help} (default: $${setting.env})` : setting.help),
+    );
+  replay.action(async (flags: Record<string, unknown>) => {
+    const parsed = parseReplayOptions(flags, process.env);
+    if (!parsed.ok) refuse(parsed.problems);
+    try {
+      await runReplay(parsed.options);
+    } catch (err) {
+      if (err instanceof ReplayInputError || isModelArtifactError(err)) refuse([(err as Error).message]);
+      throw err;
+    }
+  });
 }
 
 const isModelArtifactError = (err: unknown) => (err as Error | undefined)?.name === "ModelArtifactError";

@@ -1,43 +1,81 @@
-// `fraud-scorer replay` arguments → a complete, checked ReplayOptions, or every problem at
-// once. Pure (flags and environment in, value out) so the refusals are unit-tested.
+// `fraud-scorer replay` arguments. Each option is described once below (flag, environment
+// variable, help); one zod schema turns the flags into ReplayOptions, whose type is the
+// schema's output, and reports every problem at once. Pure (flags and environment in, value
+// out) so the refusals are unit-tested; the CLI builds its commander options from the table.
+import { z } from "zod";
 import { configKeyDefault } from "../ops/configSchema.js";
-import type { DecisionFormat } from "./decisionOutput.js";
-import type { RangeBound, TopicRangeRequest } from "./topicRange.js";
-import type { ReplaySettings } from "./replayTransactions.js";
+import type { RangeBound } from "./topicRange.js";
 
-export type ReplaySourceOption =
-  { readonly kind: "file"; readonly path: string } | ({ readonly kind: "topic" } & TopicRangeRequest);
-
-export type CompareOption =
-  | { readonly kind: "file"; readonly path: string }
-  | { readonly kind: "topic"; readonly topic: string; readonly sinceMs?: number };
-
-export interface ReplayOptions {
-  readonly source: ReplaySourceOption;
-  readonly kafkaBrokers?: readonly string[];
-  readonly schemaRegistryUrl?: string;
-  readonly modelDir: string;
-  readonly trustedKeysDir: string;
-  readonly provider: "cpu" | "cuda" | "auto";
-  readonly rulesFile: string;
-  readonly out: string;
-  readonly format: DecisionFormat;
-  readonly timings: boolean;
-  readonly settings: ReplaySettings;
-  readonly compare?: CompareOption;
-  readonly diffOut?: string;
-  readonly examples: number;
-  readonly progress: boolean;
+export interface ReplayOptionSetting {
+  /** Property of the parsed flags (commander's camelCase of the flag). */
+  readonly key: string;
+  /** Commander flag syntax: "--file <path>", "--no-timings". */
+  readonly flag: string;
+  /** Read when the flag is not given. */
+  readonly env?: string;
+  readonly help: string;
 }
 
-export type ParsedReplayOptions =
-  | { readonly ok: true; readonly options: ReplayOptions }
-  | { readonly ok: false; readonly problems: readonly string[] };
+const option = (key: string, flag: string, help: string, env?: string): ReplayOptionSetting => ({
+  key,
+  flag,
+  help,
+  ...(env !== undefined ? { env } : {}),
+});
 
-type Flags = Record<string, unknown>;
-
-const str = (v: unknown): string | undefined =>
-  typeof v === "string" && v.trim() !== "" ? v.trim() : undefined;
+export const REPLAY_OPTION_SETTINGS: readonly ReplayOptionSetting[] = [
+  option("file", "--file <path>", "delimited Protobuf transaction file (.pbd)"),
+  option("topic", "--topic <name>", "replay a range of this Kafka topic instead"),
+  option("fromTime", "--from-time <time>", "topic range start, ISO-8601 or epoch ms (inclusive)"),
+  option("toTime", "--to-time <time>", "topic range end, ISO-8601 or epoch ms (exclusive)"),
+  option("fromOffset", "--from-offset <n>", "topic range start offset (inclusive; one partition)"),
+  option("toOffset", "--to-offset <n>", "topic range end offset (exclusive; one partition)"),
+  option("partition", "--partition <list>", "partitions to read, comma-separated (default: all)"),
+  option("kafkaBrokers", "--kafka-brokers <list>", "Kafka brokers", "KAFKA_BROKERS"),
+  option(
+    "schemaRegistryUrl",
+    "--schema-registry-url <url>",
+    "registry for Confluent-framed records",
+    "SCHEMA_REGISTRY_URL",
+  ),
+  option(
+    "modelDir",
+    "--model-dir <dir>",
+    "model artifact to replay with, models/<name>/<version> (required)",
+  ),
+  option(
+    "trustedKeysDir",
+    "--trusted-keys-dir <dir>",
+    "trusted ed25519 public keys (default: models/trusted-keys)",
+  ),
+  option("provider", "--provider <name>", "ONNX execution provider: cpu, cuda or auto (default: cpu)"),
+  option("rulesFile", "--rules-file <file>", "rule set to replay with (required)"),
+  option("out", "--out <file>", "where decisions go; - for stdout (default: -)"),
+  option(
+    "format",
+    "--format <format>",
+    "ndjson or pbd (delimited Decisions); default from --out's extension",
+  ),
+  option("timings", "--no-timings", "leave out per-stage timings, so runs are byte-identical"),
+  option("batchSize", "--batch-size <n>", "transactions per scoring batch (part of what is replayed)"),
+  option("reviewThreshold", "--review-threshold <p>", "score from which a transaction goes to review"),
+  option("declineThreshold", "--decline-threshold <p>", "score from which a transaction is declined"),
+  option("explainTopFeatures", "--explain-top-features <n>", "features named in REVIEW/DECLINE reason codes"),
+  option("compareTopic", "--compare-topic <topic>", "compare with the decisions recorded in this topic"),
+  option(
+    "compareFile",
+    "--compare-file <file>",
+    "compare with recorded decisions in a file (NDJSON or .pbd)",
+  ),
+  option(
+    "compareSince",
+    "--compare-since <time>",
+    "read --compare-topic from this time on (default: the beginning)",
+  ),
+  option("diffOut", "--diff-out <file>", "write the comparison as JSON"),
+  option("examples", "--examples <n>", "examples per changed transition in the comparison (default: 3)"),
+  option("progress", "--no-progress", "no progress bar"),
+];
 
 const EPOCH_MS_MIN = 100_000_000_000; // 1973: smaller numbers are seconds, a common slip
 
@@ -53,191 +91,234 @@ export function parseTimeArgument(text: string): number | string {
   return Number.isNaN(ms) ? `"${text}" is neither an ISO-8601 time nor epoch milliseconds` : ms;
 }
 
-const nonNegativeInt = (text: string) => (/^\d+$/.test(text) ? Number(text) : undefined);
+// ── field schemas: a flag's text → its value, or an issue saying what was expected ──────────
 
-export function parseReplayOptions(flags: Flags, env: NodeJS.ProcessEnv): ParsedReplayOptions {
+const text = z.string().optional();
+const time = (flag: string) =>
+  text.transform((value, ctx) => {
+    if (value === undefined) return undefined;
+    const ms = parseTimeArgument(value);
+    if (typeof ms === "number") return ms;
+    ctx.addIssue({ code: "custom", message: `${flag}: ${ms}` });
+    return z.NEVER;
+  });
+const offset = (flag: string) =>
+  text.refine((v) => v === undefined || /^\d+$/.test(v), {
+    error: (issue) => `${flag} "${String(issue.input)}" is not a non-negative integer offset`,
+  });
+const integer = (flag: string, fallback: number, min: number, max: number) =>
+  text.transform((value, ctx) => {
+    if (value === undefined) return fallback;
+    const n = /^\d+$/.test(value) ? Number(value) : NaN;
+    if (n >= min && n <= max) return n;
+    ctx.addIssue({ code: "custom", message: `${flag} "${value}" is not an integer from ${min} to ${max}` });
+    return z.NEVER;
+  });
+const probability = (flag: string, fallback: number) =>
+  text.transform((value, ctx) => {
+    if (value === undefined) return fallback;
+    const n = Number(value);
+    if (n > 0 && n < 1) return n;
+    ctx.addIssue({ code: "custom", message: `${flag} "${value}" is not a number strictly between 0 and 1` });
+    return z.NEVER;
+  });
+const list = text.transform((value) =>
+  value
+    ?.split(",")
+    .map((item) => item.trim())
+    .filter((item) => item !== ""),
+);
+const oneOf = <const T extends readonly [string, ...string[]]>(flag: string, values: T, what: string) =>
+  text.refine((v) => v === undefined || (values as readonly string[]).includes(v), {
+    error: (issue) => `${flag} "${String(issue.input)}" is not ${what}`,
+  }) as z.ZodType<T[number] | undefined, string | undefined>;
+
+const replayFlagsSchema = z.object({
+  file: text,
+  topic: text,
+  fromTime: time("--from-time"),
+  toTime: time("--to-time"),
+  fromOffset: offset("--from-offset"),
+  toOffset: offset("--to-offset"),
+  partition: text.refine((v) => v === undefined || v.split(",").every((p) => /^\s*\d+\s*$/.test(p)), {
+    error: (issue) => `--partition "${String(issue.input)}" is not a list of partition numbers`,
+  }),
+  kafkaBrokers: list,
+  schemaRegistryUrl: text,
+  modelDir: text,
+  trustedKeysDir: text.transform((v) => v ?? (configKeyDefault("model.trustedKeysDir") as string)),
+  provider: oneOf("--provider", ["cpu", "cuda", "auto"], "cpu, cuda or auto").transform((v) => v ?? "cpu"),
+  rulesFile: text,
+  out: text.transform((v) => v ?? "-"),
+  format: oneOf("--format", ["ndjson", "pbd"], "ndjson or pbd"),
+  timings: z.boolean().default(true),
+  batchSize: integer("--batch-size", configKeyDefault("scoring.maxBatch") as number, 1, 4095),
+  reviewThreshold: probability("--review-threshold", configKeyDefault("scoring.thresholds.review") as number),
+  declineThreshold: probability(
+    "--decline-threshold",
+    configKeyDefault("scoring.thresholds.decline") as number,
+  ),
+  explainTopFeatures: integer(
+    "--explain-top-features",
+    configKeyDefault("scoring.explainTopFeatures") as number,
+    0,
+    32,
+  ),
+  compareTopic: text,
+  compareFile: text,
+  compareSince: time("--compare-since"),
+  diffOut: text,
+  examples: integer("--examples", 3, 0, 1000),
+  progress: z.boolean().default(true),
+});
+type ReplayFlags = z.output<typeof replayFlagsSchema>;
+
+// ── rules across flags: checked even when some flag failed, so every problem shows at once ───
+
+const given = (value: unknown) => value !== undefined && !isFailed(value);
+/** zod hands a cross-field check the failed fields as an "aborted" marker, not a value. */
+const isFailed = (value: unknown) => typeof value === "object" && value !== null && "status" in value;
+
+function crossFlagProblems(f: ReplayFlags): string[] {
   const problems: string[] = [];
-  const file = str(flags.file);
-  const topic = str(flags.topic);
-  const fromTime = str(flags.fromTime);
-  const toTime = str(flags.toTime);
-  const fromOffset = str(flags.fromOffset);
-  const toOffset = str(flags.toOffset);
-  const partitionText = str(flags.partition);
-
-  let source: ReplaySourceOption | undefined;
-  if (file !== undefined && topic !== undefined) problems.push("give either --file or --topic, not both");
-  else if (file === undefined && topic === undefined)
+  const byTime = given(f.fromTime) || given(f.toTime);
+  const byOffset = given(f.fromOffset) || given(f.toOffset);
+  if (given(f.file) && given(f.topic)) problems.push("give either --file or --topic, not both");
+  else if (!given(f.file) && !given(f.topic))
     problems.push("nothing to replay: give --file <transactions.pbd> or --topic <name>");
-  const topicOnly = {
-    "--from-time": fromTime,
-    "--to-time": toTime,
-    "--from-offset": fromOffset,
-    "--to-offset": toOffset,
-    "--partition": partitionText,
-  };
-  if (file !== undefined) {
-    const misplaced = Object.entries(topicOnly)
-      .filter(([, v]) => v !== undefined)
-      .map(([k]) => k);
-    if (misplaced.length > 0) problems.push(`${misplaced.join(", ")} only apply to --topic, not to --file`);
-    source = { kind: "file", path: file };
-  }
-  if (topic !== undefined) {
-    if (
-      (fromTime !== undefined || toTime !== undefined) &&
-      (fromOffset !== undefined || toOffset !== undefined)
+  if (given(f.file)) {
+    const misplaced = (
+      [
+        ["--from-time", f.fromTime],
+        ["--to-time", f.toTime],
+        ["--from-offset", f.fromOffset],
+        ["--to-offset", f.toOffset],
+        ["--partition", f.partition],
+      ] as const
     )
+      .filter(([, v]) => v !== undefined)
+      .map(([flag]) => flag);
+    if (misplaced.length > 0) problems.push(`${misplaced.join(", ")} only apply to --topic, not to --file`);
+  }
+  if (given(f.topic)) {
+    if (byTime && byOffset)
       problems.push(
         "bound the range by time (--from-time/--to-time) or by offset (--from-offset/--to-offset), not both",
       );
-    const bound = (
-      text: string | undefined,
-      flag: string,
-      kind: "time" | "offset",
-    ): RangeBound | undefined => {
-      if (text === undefined) return undefined;
-      if (kind === "offset") {
-        const offset = nonNegativeInt(text);
-        if (offset === undefined) problems.push(`${flag} "${text}" is not a non-negative integer offset`);
-        return offset === undefined ? undefined : { offset };
-      }
-      const ms = parseTimeArgument(text);
-      if (typeof ms === "string") problems.push(`${flag}: ${ms}`);
-      return typeof ms === "number" ? { timeMs: ms } : undefined;
-    };
-    const from = bound(fromTime, "--from-time", "time") ?? bound(fromOffset, "--from-offset", "offset");
-    const to = bound(toTime, "--to-time", "time") ?? bound(toOffset, "--to-offset", "offset");
-    const value = (b: RangeBound | undefined) =>
-      b === undefined ? undefined : "timeMs" in b ? b.timeMs : b.offset;
-    const [a, b] = [value(from), value(to)];
-    if (a !== undefined && b !== undefined && a >= b)
+    const from = byTime ? f.fromTime : given(f.fromOffset) ? Number(f.fromOffset) : undefined;
+    const to = byTime ? f.toTime : given(f.toOffset) ? Number(f.toOffset) : undefined;
+    if (typeof from === "number" && typeof to === "number" && from >= to)
       problems.push(`the range is empty: the start must come before the end (ranges are [from, to))`);
-    let partitions: number[] | undefined;
-    if (partitionText !== undefined) {
-      partitions = partitionText.split(",").map((p) => nonNegativeInt(p.trim()) ?? NaN);
-      if (partitions.some(Number.isNaN))
-        problems.push(`--partition "${partitionText}" is not a list of partition numbers`);
-    }
-    source = {
-      kind: "topic",
-      topic,
-      ...(partitions ? { partitions } : {}),
-      ...(from ? { from } : {}),
-      ...(to ? { to } : {}),
-    };
   }
-
-  const kafkaBrokers = (str(flags.kafkaBrokers) ?? str(env.KAFKA_BROKERS))
-    ?.split(",")
-    .map((b) => b.trim())
-    .filter((b) => b !== "");
-  const schemaRegistryUrl = str(flags.schemaRegistryUrl) ?? str(env.SCHEMA_REGISTRY_URL);
-  const compareTopic = str(flags.compareTopic);
-  const compareFile = str(flags.compareFile);
-  if (
-    (topic !== undefined || compareTopic !== undefined) &&
-    (kafkaBrokers === undefined || kafkaBrokers.length === 0)
-  )
+  const brokers = isFailed(f.kafkaBrokers) ? undefined : f.kafkaBrokers;
+  if ((given(f.topic) || given(f.compareTopic)) && (brokers === undefined || brokers.length === 0))
     problems.push("reading a topic needs brokers: give --kafka-brokers or set KAFKA_BROKERS");
-
-  const modelDir = str(flags.modelDir);
-  if (modelDir === undefined)
-    problems.push("the model must be pinned: give --model-dir models/<name>/<version>");
-  const rulesFile = str(flags.rulesFile);
-  if (rulesFile === undefined) problems.push("the rule set must be pinned: give --rules-file <rules.yaml>");
-
-  const provider = str(flags.provider) ?? "cpu";
-  if (!["cpu", "cuda", "auto"].includes(provider))
-    problems.push(`--provider "${provider}" is not cpu, cuda or auto`);
-
-  const out = str(flags.out) ?? "-";
-  const formatText = str(flags.format) ?? (out.endsWith(".pbd") ? "pbd" : "ndjson");
-  if (formatText !== "ndjson" && formatText !== "pbd")
-    problems.push(`--format "${formatText}" is not ndjson or pbd`);
-
-  if (compareTopic !== undefined && compareFile !== undefined)
-    problems.push("compare with --compare-topic or --compare-file, not both");
-  let compare: CompareOption | undefined;
-  if (compareFile !== undefined) compare = { kind: "file", path: compareFile };
-  if (compareTopic !== undefined) {
-    const since = str(flags.compareSince);
-    const sinceMs = since === undefined ? undefined : parseTimeArgument(since);
-    if (typeof sinceMs === "string") problems.push(`--compare-since: ${sinceMs}`);
-    compare = { kind: "topic", topic: compareTopic, ...(typeof sinceMs === "number" ? { sinceMs } : {}) };
-  } else if (str(flags.compareSince) !== undefined)
-    problems.push("--compare-since only applies to --compare-topic");
-  const diffOut = str(flags.diffOut);
-  if (diffOut !== undefined && compare === undefined)
-    problems.push("--diff-out needs something to compare with: --compare-topic or --compare-file");
-
-  const intFlag = (name: string, flag: string, fallback: number, min: number, max: number) => {
-    const text = str(flags[name]);
-    if (text === undefined) return fallback;
-    const n = nonNegativeInt(text);
-    if (n === undefined || n < min || n > max) {
-      problems.push(`--${flag} "${text}" is not an integer from ${min} to ${max}`);
-      return fallback;
-    }
-    return n;
-  };
-  const probFlag = (name: string, flag: string, fallback: number) => {
-    const text = str(flags[name]);
-    if (text === undefined) return fallback;
-    const n = Number(text);
-    if (!(n > 0 && n < 1)) {
-      problems.push(`--${flag} "${text}" is not a number strictly between 0 and 1`);
-      return fallback;
-    }
-    return n;
-  };
-  const review = probFlag(
-    "reviewThreshold",
-    "review-threshold",
-    configKeyDefault("scoring.thresholds.review") as number,
-  );
-  const decline = probFlag(
-    "declineThreshold",
-    "decline-threshold",
-    configKeyDefault("scoring.thresholds.decline") as number,
-  );
-  if (review >= decline)
+  if (!given(f.modelDir)) problems.push("the model must be pinned: give --model-dir models/<name>/<version>");
+  if (!given(f.rulesFile)) problems.push("the rule set must be pinned: give --rules-file <rules.yaml>");
+  const [review, decline] = [f.reviewThreshold, f.declineThreshold];
+  if (typeof review === "number" && typeof decline === "number" && review >= decline)
     problems.push(`the review threshold (${review}) must be below the decline threshold (${decline})`);
-  const settings: ReplaySettings = {
-    batchSize: intFlag("batchSize", "batch-size", configKeyDefault("scoring.maxBatch") as number, 1, 4095),
-    thresholds: { review, decline },
-    budgetMs: configKeyDefault("scoring.budgetMs") as number,
-    minBudgetForModelMs: configKeyDefault("scoring.minBudgetForModelMs") as number,
-    explainTopFeatures: intFlag(
-      "explainTopFeatures",
-      "explain-top-features",
-      configKeyDefault("scoring.explainTopFeatures") as number,
-      0,
-      32,
-    ),
-  };
-  const examples = intFlag("examples", "examples", 3, 0, 1000);
+  if (given(f.compareTopic) && given(f.compareFile))
+    problems.push("compare with --compare-topic or --compare-file, not both");
+  if (f.compareSince !== undefined && !given(f.compareTopic))
+    problems.push("--compare-since only applies to --compare-topic");
+  if (given(f.diffOut) && !given(f.compareTopic) && !given(f.compareFile))
+    problems.push("--diff-out needs something to compare with: --compare-topic or --compare-file");
+  return problems;
+}
 
-  if (problems.length > 0 || source === undefined || modelDir === undefined || rulesFile === undefined)
-    return { ok: false, problems };
+// ── the options replay runs with ──────────────────────────────────────────────────────────
+
+const bound = (timeMs: number | undefined, offsetText: string | undefined): RangeBound | undefined =>
+  timeMs !== undefined ? { timeMs } : offsetText !== undefined ? { offset: Number(offsetText) } : undefined;
+
+function toReplayOptions(f: ReplayFlags) {
+  const from = bound(f.fromTime, f.fromOffset);
+  const to = bound(f.toTime, f.toOffset);
+  const partitions = f.partition?.split(",").map((p) => Number(p.trim()));
+  const source =
+    f.file !== undefined
+      ? { kind: "file" as const, path: f.file }
+      : {
+          kind: "topic" as const,
+          topic: f.topic!,
+          ...(partitions ? { partitions } : {}),
+          ...(from ? { from } : {}),
+          ...(to ? { to } : {}),
+        };
+  const compare =
+    f.compareFile !== undefined
+      ? { kind: "file" as const, path: f.compareFile }
+      : f.compareTopic !== undefined
+        ? {
+            kind: "topic" as const,
+            topic: f.compareTopic,
+            ...(f.compareSince !== undefined ? { sinceMs: f.compareSince } : {}),
+          }
+        : undefined;
   return {
-    ok: true,
-    options: {
-      source,
-      ...(kafkaBrokers && kafkaBrokers.length > 0 ? { kafkaBrokers } : {}),
-      ...(schemaRegistryUrl !== undefined ? { schemaRegistryUrl } : {}),
-      modelDir,
-      trustedKeysDir: str(flags.trustedKeysDir) ?? (configKeyDefault("model.trustedKeysDir") as string),
-      provider: provider as ReplayOptions["provider"],
-      rulesFile,
-      out,
-      format: formatText as DecisionFormat,
-      timings: flags.timings !== false,
-      settings,
-      ...(compare ? { compare } : {}),
-      ...(diffOut !== undefined ? { diffOut } : {}),
-      examples,
-      progress: flags.progress !== false,
+    source,
+    ...(f.kafkaBrokers && f.kafkaBrokers.length > 0 ? { kafkaBrokers: f.kafkaBrokers } : {}),
+    ...(f.schemaRegistryUrl !== undefined ? { schemaRegistryUrl: f.schemaRegistryUrl } : {}),
+    modelDir: f.modelDir!,
+    trustedKeysDir: f.trustedKeysDir,
+    provider: f.provider,
+    rulesFile: f.rulesFile!,
+    out: f.out,
+    format: f.format ?? (f.out.endsWith(".pbd") ? "pbd" : "ndjson"),
+    timings: f.timings,
+    settings: {
+      batchSize: f.batchSize,
+      thresholds: { review: f.reviewThreshold, decline: f.declineThreshold },
+      budgetMs: configKeyDefault("scoring.budgetMs") as number,
+      minBudgetForModelMs: configKeyDefault("scoring.minBudgetForModelMs") as number,
+      explainTopFeatures: f.explainTopFeatures,
     },
+    ...(compare ? { compare } : {}),
+    ...(f.diffOut !== undefined ? { diffOut: f.diffOut } : {}),
+    examples: f.examples,
+    progress: f.progress,
   };
+}
+
+const replayOptionsSchema = replayFlagsSchema
+  .superRefine(
+    (flags, ctx) => {
+      for (const message of crossFlagProblems(flags)) ctx.addIssue({ code: "custom", message });
+    },
+    { when: () => true },
+  )
+  .transform(toReplayOptions);
+
+export type ReplayOptions = z.output<typeof replayOptionsSchema>;
+export type ReplaySourceOption = ReplayOptions["source"];
+export type CompareOption = NonNullable<ReplayOptions["compare"]>;
+
+export type ParsedReplayOptions =
+  | { readonly ok: true; readonly options: ReplayOptions }
+  | { readonly ok: false; readonly problems: readonly string[] };
+
+/** Blank flags count as not given; a flag not given falls back to its environment variable. */
+function flagsWithEnvironment(
+  flags: Record<string, unknown>,
+  env: NodeJS.ProcessEnv,
+): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  for (const { key, env: envName } of REPLAY_OPTION_SETTINGS) {
+    const blankIsAbsent = (raw: unknown) => (typeof raw === "string" ? raw.trim() || undefined : raw);
+    const value =
+      blankIsAbsent(flags[key]) ?? (envName !== undefined ? blankIsAbsent(env[envName]) : undefined);
+    if (value !== undefined) values[key] = value;
+  }
+  return values;
+}
+
+export function parseReplayOptions(
+  flags: Record<string, unknown>,
+  env: NodeJS.ProcessEnv,
+): ParsedReplayOptions {
+  const parsed = replayOptionsSchema.safeParse(flagsWithEnvironment(flags, env));
+  return parsed.success
+    ? { ok: true, options: parsed.data }
+    : { ok: false, problems: parsed.error.issues.map((issue) => issue.message) };
 }

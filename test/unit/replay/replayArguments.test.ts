@@ -59,6 +59,38 @@ describe("replay arguments", () => {
     );
   });
 
+  it("reads a topic range by offset, with brokers from the environment when the flag is blank", () => {
+    const parsed = parseReplayOptions(
+      {
+        topic: "t",
+        fromOffset: "5",
+        toOffset: "9",
+        partition: "0, 2",
+        kafkaBrokers: " ",
+        compareTopic: "decisions",
+        compareSince: "2025-01-06T00:00:00Z",
+        ...pinned,
+      },
+      { KAFKA_BROKERS: "a:9092, b:9092" },
+    );
+    expect(parsed.ok).toBe(true);
+    if (!parsed.ok) return;
+    expect(parsed.options.source).toEqual({
+      kind: "topic",
+      topic: "t",
+      partitions: [0, 2],
+      from: { offset: 5 },
+      to: { offset: 9 },
+    });
+    expect(parsed.options.kafkaBrokers).toEqual(["a:9092", "b:9092"]);
+    expect(parsed.options.compare).toEqual({
+      kind: "topic",
+      topic: "decisions",
+      sinceMs: Date.UTC(2025, 0, 6),
+    });
+    expect(parsed.options.format).toBe("ndjson");
+  });
+
   it("needs brokers to read a topic", () => {
     expect(problemsOf({ topic: "t", ...pinned })).toContainEqual(expect.stringContaining("KAFKA_BROKERS"));
   });
