@@ -9,7 +9,8 @@ import tseslint from "typescript-eslint";
 // lint time. `import("…")` expressions and `import("…").Type` are checked as well as
 // import/export declarations.
 
-const SRC_PRODUCT = [
+/** The product's folders; the rest of src is the CLI and harness code. */
+const PRODUCT_FOLDERS = [
   "codec",
   "ingest",
   "features",
@@ -21,7 +22,8 @@ const SRC_PRODUCT = [
   "decisions",
   "replay",
   "ops",
-].map((folder) => `src/${folder}/**`);
+];
+const SRC_PRODUCT = PRODUCT_FOLDERS.map((name) => `src/${name}/**`);
 
 /** A relative specifier reaching a folder of that name (one or more levels up). */
 const folder = (...names) => `^(\\.\\./)+(${names.join("|")})(/|$)`;
