@@ -1,5 +1,5 @@
 # The scorer as a container, for compose.yaml: `node bin/fraud-scorer.js serve`.
-# Build stage: the dev dependencies once, to generate the Protobuf code and compile to dist/.
+# Build stage: the dev dependencies once, to generate the Protobuf code and bundle dist/.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 # package.json's allowScripts keeps onnxruntime-node from fetching CUDA binaries on npm 11.16+;
@@ -9,23 +9,23 @@ COPY package.json package-lock.json .npmrc ./
 COPY scripts ./scripts
 COPY proto ./proto
 RUN npm ci
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json ./
 COPY src ./src
-# Compiled along while src/traffic imports the simulator from pipelines/; not shipped.
+# Bundled into the load generator's chunk while src/traffic imports the simulator from it.
 COPY pipelines ./pipelines
 RUN npm run build && npm prune --omit=dev
 
-# Runtime: compiled JavaScript and production dependencies only (no src/, no tsx). The file
+# Runtime: bundled JavaScript and production dependencies only (no src/, no tsx). The file
 # set is exactly these COPY lines; test/integration/containerFileSet.test.ts assembles it from
 # them and starts the command there.
 FROM node:20-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
 COPY --from=build /app/node_modules ./node_modules
-COPY --from=build /app/dist/src ./dist/src
-COPY --from=build /app/dist/proto ./dist/proto
+COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY bin ./bin
+COPY proto ./proto
 COPY models ./models
 COPY rules ./rules
 USER node

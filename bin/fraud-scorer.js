@@ -6,8 +6,9 @@
 // being worked on, the TypeScript sources run through tsx's loader, so a stale build is never
 // what runs.
 import { readdirSync, statSync } from "node:fs";
+import module from "node:module";
 
-const compiledMain = new URL("../dist/src/cli/main.js", import.meta.url);
+const compiledMain = new URL("../dist/cli/main.js", import.meta.url);
 const sources = new URL("../src/", import.meta.url);
 
 const mtimeMs = (url) => statSync(url, { throwIfNoEntry: false })?.mtimeMs;
@@ -18,6 +19,8 @@ const newestSourceMs = (dir) =>
 
 const builtMs = mtimeMs(compiledMain);
 if (builtMs !== undefined && (mtimeMs(sources) === undefined || newestSourceMs(sources) <= builtMs)) {
+  // Node 22+ keeps the bundle's compiled code on disk between starts (a no-op on Node 20).
+  module.enableCompileCache?.();
   await import(compiledMain.href);
 } else {
   const { register } = await import("tsx/esm/api");

@@ -1,4 +1,4 @@
-// The scorers the bench starts run the compiled JavaScript, as the container does: build dist/
+// The scorers the bench starts run the bundled JavaScript, as the container does: build dist/
 // once before any section spawns one (the bin runs dist/ when no source is newer).
 import { execFileSync } from "node:child_process";
 
