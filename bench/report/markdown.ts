@@ -117,8 +117,8 @@ export function summaryTable(r: BenchResults): string {
     ]);
     rows.push([
       `5. Model: batch ${small} vs ${large} (µs per transaction)`,
-      `int8 ${fmt(v("int8", small)!.usPerTransaction)} vs ${fmt(v("int8", large)!.usPerTransaction)}`,
-      `batch ${small} costs ${x(m.batch1OverLargestInt8)} per transaction (fp32 ${x(m.batch1OverLargestFp32)})`,
+      `fp32 ${fmt(v("fp32", small)!.usPerTransaction)} vs ${fmt(v("fp32", large)!.usPerTransaction)}`,
+      `batch ${small} costs ${x(m.batch1OverLargestFp32)} per transaction (int8 ${x(m.batch1OverLargestInt8)})`,
     ]);
   }
   const c = r.ceiling;
@@ -183,7 +183,7 @@ export function renderReport(r: BenchResults, chartPrefix: string): RenderedRepo
       ...e.search.probes.map((s) => ({ ...s, kind: "search" })),
     ];
     out.push(
-      `\`fraud-scorer serve\` (child process, defaults: max batch 64, budget ${e.budgetMs} ms, int8 model on CPU) against ` +
+      `\`fraud-scorer serve\` (child process, defaults: max batch 64, budget ${e.budgetMs} ms, fp32 model on CPU) against ` +
         `the local broker and Redis; ${e.partitions} partitions; open-loop load from \`src/traffic\` at each rate for ` +
         `${e.warmupS} s (not counted) + ${e.measureS} s. Latency runs from each transaction's scheduled send time to its ` +
         `decision's broker append time (LogAppendTime), so a late load generator counts against us (coordinated-omission ` +
@@ -368,7 +368,7 @@ export function renderReport(r: BenchResults, chartPrefix: string): RenderedRepo
   else {
     const b = r.batching;
     out.push(
-      `In process: the real \`scoreBatch\`, int8 model and rules, an in-memory card-state store; an open-loop arrival ` +
+      `In process: the real \`scoreBatch\`, fp32 model and rules, an in-memory card-state store; an open-loop arrival ` +
         `schedule feeds either the product's \`ScoringQueue\` (continuous: whatever arrived while the last batch ran, ≤ ${b.maxBatch}) ` +
         `or the foil in bench/sections/dynamicBatcher.ts (wait until ${b.maxBatch} arrive or ${b.dynamicMaxWaitMs} ms pass). ` +
         `Time to decision: scheduled arrival → decision published. Back-to-back capacity here: ${fmt(b.capacityPerSecond)} tx/s; ` +
@@ -485,7 +485,7 @@ export function renderReport(r: BenchResults, chartPrefix: string): RenderedRepo
     const m = r.model;
     out.push(
       `One LSTM step (${m.featureCount} features, hidden ${m.hiddenSize}) on ONNX Runtime, CPU provider, one intra-op thread. ` +
-        "int8 = model.int8.onnx through `loadModelRunner` (what `serve` runs on CPU); fp32 = model.onnx opened directly.",
+        "fp32 = model.onnx (what `serve` runs: scores independent of batch neighbours); int8 = model.int8.onnx (DynamicQuantizeLSTM, per-batch input quantization). Both opened directly.",
       "",
       table(
         [

@@ -1,8 +1,11 @@
-// The model as the scorer sees it: verified, loaded, warmed, stepped in batches. cpu runs the
-// int8 graph (DynamicQuantizeLSTM), cuda the fp32 one; auto tries CUDA and says once in the log
-// when it falls back to the CPU.
+// The model as the scorer sees it: verified, loaded, warmed, stepped in batches. Every provider
+// runs the fp32 graph: the int8 one (DynamicQuantizeLSTM) quantizes its inputs with each batch's
+// own range, so a score would depend on what shared its batch and an audit replay could not
+// reproduce it; fp32 is as fast on CPU (bench section 5) and bit-identical whatever the batch
+// size or neighbours (test/unit/modelBatchIndependence.test.ts). auto tries CUDA and says once
+// in the log when it falls back to the CPU.
 import { ModelArtifactError } from "./modelArtifactError.js";
-import { FP32_MODEL_FILE, INT8_MODEL_FILE, type Manifest } from "./manifest.js";
+import { FP32_MODEL_FILE, type Manifest } from "./manifest.js";
 import { OnnxStepSession, type ExecutionProvider, type StepResult } from "./onnxStepSession.js";
 import { readVerifiedFile, verifyModelArtifact } from "./verifyModelArtifact.js";
 
@@ -42,8 +45,7 @@ async function openFor(
   provider: ExecutionProvider,
   intraOpThreads: number,
 ): Promise<OnnxStepSession> {
-  const file = provider === "cuda" ? FP32_MODEL_FILE : INT8_MODEL_FILE;
-  const bytes = await readVerifiedFile(dir, manifest, file);
+  const bytes = await readVerifiedFile(dir, manifest, FP32_MODEL_FILE);
   const { io } = manifest;
   return OnnxStepSession.open(bytes, {
     featureCount: manifest.featureCount,
@@ -72,7 +74,7 @@ export async function loadModelRunner(options: LoadModelOptions): Promise<ModelR
           version: manifest.modelVersion,
           reason: (err as Error).message.split("\n")[0],
         },
-        "CUDA unavailable, running the int8 model on CPU",
+        "CUDA unavailable, running the model on CPU",
       );
       session = await openFor(dir, manifest, "cpu", intraOpThreads);
     }
