@@ -2,6 +2,7 @@
 import { Command } from "commander";
 import { registerDecisionsCommand } from "./decisionsCommand.js";
 import { registerDemoCommand } from "./demoCommand.js";
+import { registerImportCommand } from "./importCommand.js";
 import { registerModelCommands } from "./modelCommands.js";
 import { registerProduceCommand } from "./produceCommand.js";
 import { registerReplayCommand } from "./replayCommand.js";
@@ -18,5 +19,6 @@ registerReplayCommand(program);
 registerProduceCommand(program);
 registerDecisionsCommand(program);
 registerDemoCommand(program);
+registerImportCommand(program);
 
 await program.parseAsync(process.argv);
