@@ -6,6 +6,7 @@ import { registerImportCommand } from "./importCommand.js";
 import { registerModelCommands } from "./modelCommands.js";
 import { registerProduceCommand } from "./produceCommand.js";
 import { registerReplayCommand } from "./replayCommand.js";
+import { registerRulesCommands } from "./rulesCommands.js";
 import { registerServeCommand } from "./serveCommand.js";
 
 const program = new Command()
@@ -15,6 +16,7 @@ const program = new Command()
 
 registerServeCommand(program);
 registerModelCommands(program);
+registerRulesCommands(program);
 registerReplayCommand(program);
 registerProduceCommand(program);
 registerDecisionsCommand(program);

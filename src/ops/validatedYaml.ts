@@ -14,14 +14,20 @@ export interface YamlProblem {
   readonly message: string;
 }
 
+/** Where the node at a key path starts (or its nearest ancestor that exists). */
+export type YamlLocator = (path: readonly PropertyKey[]) => {
+  readonly line: number;
+  readonly column: number;
+};
+
 export type ValidatedYaml<T> =
-  | { readonly ok: true; readonly value: T }
+  | { readonly ok: true; readonly value: T; readonly locate: YamlLocator }
   | { readonly ok: false; readonly problems: readonly YamlProblem[] };
 
 export const formatYamlProblem = (source: string, p: YamlProblem): string =>
   `${source}:${p.line}:${p.column}: ${p.path === "" ? "" : `${p.path}: `}${p.message}`;
 
-const pathText = (path: readonly PropertyKey[]): string =>
+export const pathText = (path: readonly PropertyKey[]): string =>
   path.map((k, i) => (typeof k === "number" ? `[${k}]` : i === 0 ? String(k) : `.${String(k)}`)).join("");
 
 /** The start of the deepest node along `path` that the document has. */
@@ -50,14 +56,19 @@ export function validateYaml<S extends z.ZodType>(text: string, schema: S): Vali
       }),
     };
   }
+  const locate: YamlLocator = (path) => {
+    const offset = offsetOf(doc, path);
+    const pos = offset === undefined ? { line: 0, col: 0 } : lineCounter.linePos(offset);
+    return { line: pos.line, column: pos.col };
+  };
   const parsed = schema.safeParse(doc.toJS({ maxAliasCount: 100 }));
-  if (parsed.success) return { ok: true, value: parsed.data as z.infer<S> };
+  if (parsed.success) return { ok: true, value: parsed.data as z.infer<S>, locate };
   return {
     ok: false,
-    problems: parsed.error.issues.map((issue) => {
-      const offset = offsetOf(doc, issue.path);
-      const pos = offset === undefined ? { line: 0, col: 0 } : lineCounter.linePos(offset);
-      return { line: pos.line, column: pos.col, path: pathText(issue.path), message: issue.message };
-    }),
+    problems: parsed.error.issues.map((issue) => ({
+      ...locate(issue.path),
+      path: pathText(issue.path),
+      message: issue.message,
+    })),
   };
 }
