@@ -1,3 +1,8 @@
+import { execFile } from "node:child_process";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { fraud } from "../../src/codec/generated/fraud.js";
 import { computeFeatureHashes } from "../../src/ingest/featureHashes.js";
@@ -161,5 +166,30 @@ describe("a bad rule file is refused with the line and the reason", () => {
   it("a repeated rule id names the line of the second", () => {
     const err = refusal(`version: x\nrules:\n${GOOD_RULE}${GOOD_RULE}`);
     expect(err.issues).toEqual([expect.stringMatching(/^rules\.yaml:7:9: rules\[1\]\.id: duplicate id "a"/)]);
+  });
+});
+
+describe("fraud-scorer rules validate", () => {
+  it("accepts the default rules and refuses a bad file with its lines, exit 1", async () => {
+    const run = promisify(execFile);
+    const ok = await run(process.execPath, [
+      "bin/fraud-scorer.js",
+      "rules",
+      "validate",
+      "rules/default.yaml",
+    ]);
+    expect(ok.stdout).toMatch(/^OK rules\/default\.yaml: version \S+, \d+ rules/);
+    const bad = join(await mkdtemp(join(tmpdir(), "rules-")), "bad.yaml");
+    await writeFile(
+      bad,
+      "version: x\nrules:\n  - id: a\n    effect: review\n    score: 0.5\n    when: { fact: nope, op: gt, value: 1 }\n",
+    );
+    const refused = await run(process.execPath, ["bin/fraud-scorer.js", "rules", "validate", bad]).catch(
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect((refused as { code: number }).code).toBe(1);
+    expect((refused as { stderr: string }).stderr).toMatch(
+      /bad\.yaml:6:\d+: rules\[0\]\.when\.fact: unknown fact "nope"/,
+    );
   });
 });
