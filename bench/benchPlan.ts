@@ -56,7 +56,7 @@ export const FULL_PLAN: BenchPlan = {
   decode: { messages: 20_000, rounds: 30 },
   batching: { lowRate: 200, highRate: 3_000, warmupS: 2, measureS: 10, maxBatch: 64, dynamicMaxWaitMs: 10 },
   state: { batchSizes: [1, 16, 64], rounds: 8, transactionsPerRound: 2_048 },
-  model: { batchSizes: [1, 64], rounds: 20, stepsPerRound: 1_000 },
+  model: { batchSizes: [1, 16, 64, 256], rounds: 20, stepsPerRound: 1_000 },
   ceiling: { records: 100_000, perfRecords: 500_000, partitions: 12 },
   coldStart: { runsPerVariant: 3, transactions: 100, rate: 100 },
 };

@@ -1,12 +1,13 @@
-// 5. Model: the committed LSTM step, fp32 (model.onnx) against int8 (model.int8.onnx, what `serve`
-// runs on CPU), one transaction per step against 64, on ONNX Runtime's CPU provider with one
-// intra-op thread as `serve` configures it. Microseconds per transaction.
+// 5. Model: the committed LSTM step, fp32 (model.onnx, what `serve` runs on every provider: its
+// scores do not depend on batch neighbours) against int8 (model.int8.onnx, DynamicQuantizeLSTM,
+// which quantizes each batch with that batch's own range), at the batch sizes of the plan, on ONNX
+// Runtime's CPU provider with one intra-op thread as `serve` configures it. µs per transaction.
 import { join } from "node:path";
-import { FP32_MODEL_FILE } from "../../src/model/manifest.js";
+import { FP32_MODEL_FILE, INT8_MODEL_FILE, type Manifest } from "../../src/model/manifest.js";
 import { OnnxStepSession } from "../../src/model/onnxStepSession.js";
 import type { BenchContext } from "../support/benchContext.js";
 import { alternatingRounds, median, round1, round3 } from "../support/alternatingRounds.js";
-import { loadScoringParts } from "../support/inProcessScoring.js";
+import { verifyModelArtifact } from "../../src/model/verifyModelArtifact.js";
 import { LatencyHistogram } from "../../src/tools/latencyHistogram.js";
 import { MODEL_DIR } from "../support/benchScorer.js";
 
@@ -34,15 +35,10 @@ export interface ModelResult {
   readonly batch1OverLargestFp32: number;
 }
 
-type Step = (x: Float32Array, h: Float32Array, c: Float32Array, batch: number) => Promise<unknown>;
-
-export async function model(ctx: BenchContext): Promise<ModelResult> {
-  const { batchSizes, rounds, stepsPerRound } = ctx.plan.model;
-  const { model: int8 } = await loadScoringParts(ctx.root);
-  const { io, featureCount: F, hiddenSize: H } = int8.manifest;
-  const fp32 = await OnnxStepSession.open(join(ctx.root, MODEL_DIR, FP32_MODEL_FILE), {
-    featureCount: F,
-    hiddenSize: H,
+const openCpu = (file: string, { io, featureCount, hiddenSize }: Manifest) =>
+  OnnxStepSession.open(file, {
+    featureCount,
+    hiddenSize,
     provider: "cpu",
     intraOpThreads: 1,
     names: {
@@ -50,6 +46,16 @@ export async function model(ctx: BenchContext): Promise<ModelResult> {
       outputs: { score: io.outputs.score.name, h: io.outputs.h.name, c: io.outputs.c.name },
     },
   });
+
+type Step = (x: Float32Array, h: Float32Array, c: Float32Array, batch: number) => Promise<unknown>;
+
+export async function model(ctx: BenchContext): Promise<ModelResult> {
+  const { batchSizes, rounds, stepsPerRound } = ctx.plan.model;
+  const dir = join(ctx.root, MODEL_DIR);
+  const manifest = await verifyModelArtifact(dir, { trustedKeysDir: join(ctx.root, "models/trusted-keys") });
+  const { featureCount: F, hiddenSize: H } = manifest;
+  const fp32 = await openCpu(join(dir, FP32_MODEL_FILE), manifest);
+  const int8 = await openCpu(join(dir, INT8_MODEL_FILE), manifest);
   ctx.log(
     `model: fp32 vs int8, batch ${batchSizes.join(" vs ")}, ${rounds} rounds of ${stepsPerRound} steps`,
   );

@@ -40,6 +40,11 @@ export interface SimulationOptions {
   /** Share of fraud transactions labelled legitimate (unreported), and of legitimate labelled fraud. */
   readonly missedFraudRate?: number;
   readonly falseFraudRate?: number;
+  /**
+   * Multiplies every amount as written (not the behaviour behind it): a distribution shift such
+   * as inflation or a new market's price level, for drift tests. Default 1.
+   */
+  readonly amountScale?: number;
 }
 
 const { Channel } = fraud.v1;
@@ -344,6 +349,7 @@ export function simulatePayments(options: SimulationOptions): SimulatedTransacti
   const episodesPerCard = options.episodesPerCard ?? 0.2;
   const missed = options.missedFraudRate ?? 0.03;
   const falseFraud = options.falseFraudRate ?? 0.0003;
+  const amountScale = options.amountScale ?? 1;
   const root = new Random(seed);
   const world = createWorld(root.fork(), cardCount);
   const drafts: Draft[] = [];
@@ -407,7 +413,7 @@ export function simulatePayments(options: SimulationOptions): SimulatedTransacti
       tx: {
         transactionId: `tx-${String(i).padStart(8, "0")}`,
         cardId: d.card.id,
-        amountMinor: Math.max(1, Math.round(d.amountEur * currency.perEur * 100)),
+        amountMinor: Math.max(1, Math.round(d.amountEur * amountScale * currency.perEur * 100)),
         currency: currency.currency,
         merchantId: d.merchant.id,
         mcc: d.merchant.mcc,

@@ -13,6 +13,7 @@ import { scoreMetrics } from "../evaluate/metrics.js";
 import { scoreWithOnnx } from "../evaluate/scoreWithOnnx.js";
 import { exportFp32Onnx, exportInt8Onnx, MODEL_INPUTS, MODEL_OUTPUTS } from "../export/exportLstmOnnx.js";
 import { ensureSigningKey, writeSignedArtifact } from "../export/signArtifact.js";
+import { trainingDistributions } from "../export/trainingDistributions.js";
 import { buildCardSequences, type CardSequences } from "./cardSequences.js";
 import { useWasmBackend } from "./tfLstm.js";
 import { trainLstm, type TrainOptions, type TrainResult } from "./trainLstm.js";
@@ -101,19 +102,32 @@ export async function runTrainingPipeline(options: PipelineOptions): Promise<Pip
     const scores = await scoreWithOnnx(session, seqs, (done, total) => stage.update(done / total));
     stage.stop();
     await session.close();
-    return scoreMetrics(
-      testRows.map((r) => scores[r]!),
-      labels,
-    );
+    return {
+      scores,
+      metrics: scoreMetrics(
+        testRows.map((r) => scores[r]!),
+        labels,
+      ),
+    };
   };
+  const fp32Scored = await evaluate("fp32", fp32);
   const results = {
-    fp32: await evaluate("fp32", fp32),
-    int8: await evaluate("int8", int8),
+    fp32: fp32Scored.metrics,
+    int8: (await evaluate("int8", int8)).metrics,
     rules: scoreMetrics(
       testRows.map((r) => seqs.ruleScores[r]!),
       labels,
     ),
   };
+  const trainRows: number[] = [];
+  for (let r = 0; r < seqs.split.length; r++) if (seqs.split[r] === SPLIT_INDEX.train) trainRows.push(r);
+  const distributions = trainingDistributions(
+    seqs.features,
+    F,
+    fp32Scored.scores,
+    trainRows,
+    `train split of ${data.source}, scored with model.onnx stepping every card from its first transaction`,
+  );
   const createdAt = new Date().toISOString();
   const hyperparameters = {
     hiddenSize: H,
@@ -192,6 +206,7 @@ export async function runTrainingPipeline(options: PipelineOptions): Promise<Pip
       },
       rulesVersion: ruleSet.version,
       metrics: { split: "test", ...results },
+      distributions,
     },
     key,
   );

@@ -32,6 +32,14 @@ const COMMANDS: Readonly<Record<string, CommandEntry>> = {
     summary: "read the decisions topic",
     load: async () => (await import("./decisionsCommand.js")).registerDecisionsCommand,
   },
+  rules: {
+    summary: "rule sets (validate)",
+    load: async () => (await import("./rulesCommands.js")).registerRulesCommands,
+  },
+  import: {
+    summary: "convert a company's CSV export into .pbd transactions + labels for training",
+    load: async () => (await import("./importCommand.js")).registerImportCommand,
+  },
   demo: {
     summary: "run the scorer under simulated load and report latency, throughput and fraud caught",
     load: async () => (await import("./demoCommand.js")).registerDemoCommand,

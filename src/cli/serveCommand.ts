@@ -8,6 +8,8 @@ import { FEATURE_SCHEMA_VERSION } from "../features/featureVector.js";
 import { RedisCardStateStore } from "../features/redisCardStateStore.js";
 import { loadModelRunner } from "../model/loadModelRunner.js";
 import { addConfigOptions, ConfigError, loadConfig, redactConfig, type ScorerConfig } from "../ops/config.js";
+import { driftMonitorFor } from "../model/driftMonitor.js";
+import { DriftMetrics } from "../ops/driftMetrics.js";
 import { startHealthServer } from "../ops/healthServer.js";
 import { createLogger } from "../ops/logger.js";
 import { ScorerMetrics } from "../ops/metrics.js";
@@ -73,11 +75,14 @@ async function runScorer(config: ScorerConfig): Promise<void> {
 
   const metrics = new ScorerMetrics();
   const readiness = new Readiness<string>(SCORER_READINESS_CONDITIONS);
+  let drift: DriftMetrics | undefined;
   const health = await startHealthServer({
     port: config.ops.httpPort,
     host: config.ops.httpHost,
     metrics,
     readiness: () => readiness.state(),
+    drift: () =>
+      drift?.latest() ?? { monitored: false, reason: "the model's manifest has no training distributions" },
   });
   logger.info({ port: health.port }, "health and metrics server listening");
 
@@ -93,6 +98,10 @@ async function runScorer(config: ScorerConfig): Promise<void> {
   else await model.warmUp();
   readiness.set("modelWarm", true);
   metrics.setModelInfo(model.modelVersion, model.featureSchemaVersion, model.provider);
+  // TODO(lead, at merge): hand driftMonitor to scoreBatch, which calls
+  // driftMonitor.observe(x, score, B) after each successful model step (not the explanation step).
+  const driftMonitor = driftMonitorFor(model.manifest);
+  if (driftMonitor) drift = new DriftMetrics(metrics.registry, driftMonitor);
 
   const rules = ruleEvaluator(await loadRuleSet(config.rules.file));
   const redis = connectRedis(config.redis);
@@ -129,6 +138,7 @@ async function runScorer(config: ScorerConfig): Promise<void> {
     logger.info({ signal }, "draining and leaving the group");
     try {
       await scorer.stop();
+      drift?.stop();
       redis.disconnect();
       await model.close();
       await health.close();

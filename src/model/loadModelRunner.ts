@@ -1,8 +1,14 @@
-// The model as the scorer sees it: verified, loaded, warmed, stepped in batches. cpu runs the
-// int8 graph (DynamicQuantizeLSTM), cuda the fp32 one; auto tries CUDA and says once in the log
-// when it falls back to the CPU.
+// The model as the scorer sees it: verified, loaded, warmed, stepped in batches. Every provider
+// runs the fp32 graph: the int8 one (DynamicQuantizeLSTM) quantizes its inputs with each batch's
+// own range, so a score would depend on what shared its batch and an audit replay could not
+// reproduce it; fp32 is as fast on CPU (bench section 5) and bit-identical whatever the batch
+// size or neighbours (test/unit/modelBatchIndependence.test.ts). auto uses CUDA when its
+// libraries and a driver are there (checked before asking ONNX Runtime, which would print its own
+// error) and says once in the log when it runs on the CPU instead.
+import { cudaAvailability, type CudaAvailability } from "./cudaAvailability.js";
 import { ModelArtifactError } from "./modelArtifactError.js";
-import { FP32_MODEL_FILE, INT8_MODEL_FILE, type Manifest } from "./manifest.js";
+import { ModelProviderError } from "./modelProviderError.js";
+import { FP32_MODEL_FILE, type Manifest } from "./manifest.js";
 import { OnnxStepSession, type ExecutionProvider, type StepResult } from "./onnxStepSession.js";
 import { readVerifiedFile, verifyModelArtifact } from "./verifyModelArtifact.js";
 
@@ -20,6 +26,8 @@ export interface LoadModelOptions {
   readonly expectedFeatureSchemaVersion: string;
   readonly logger?: ModelLogger;
   readonly intraOpThreads?: number;
+  /** Whether CUDA can load here; replaceable so tests can stand in for a CUDA machine. */
+  readonly probeCuda?: () => CudaAvailability;
 }
 
 export interface ModelRunner {
@@ -42,8 +50,7 @@ async function openFor(
   provider: ExecutionProvider,
   intraOpThreads: number,
 ): Promise<OnnxStepSession> {
-  const file = provider === "cuda" ? FP32_MODEL_FILE : INT8_MODEL_FILE;
-  const bytes = await readVerifiedFile(dir, manifest, file);
+  const bytes = await readVerifiedFile(dir, manifest, FP32_MODEL_FILE);
   const { io } = manifest;
   return OnnxStepSession.open(bytes, {
     featureCount: manifest.featureCount,
@@ -58,24 +65,43 @@ async function openFor(
 }
 
 export async function loadModelRunner(options: LoadModelOptions): Promise<ModelRunner> {
-  const { dir, trustedKeysDir, provider, expectedFeatureSchemaVersion, logger, intraOpThreads = 1 } = options;
+  const {
+    dir,
+    trustedKeysDir,
+    provider,
+    expectedFeatureSchemaVersion,
+    logger,
+    intraOpThreads = 1,
+    probeCuda = cudaAvailability,
+  } = options;
   const manifest = await verifyModelArtifact(dir, { trustedKeysDir, expectedFeatureSchemaVersion });
+  const cuda = provider === "cpu" ? undefined : probeCuda();
+  if (provider === "cuda" && cuda?.available === false) {
+    throw new ModelProviderError(
+      "cuda_unavailable",
+      `provider cuda asked for, but CUDA cannot load: ${cuda.reason}`,
+    );
+  }
   let session: OnnxStepSession;
-  if (provider === "auto") {
+  if (provider === "auto" && cuda?.available === true) {
     try {
       session = await openFor(dir, manifest, "cuda", intraOpThreads);
     } catch (err) {
       if (err instanceof ModelArtifactError) throw err;
+      const reason = (err as Error).message.split("\n")[0];
       logger?.warn(
-        {
-          model: manifest.name,
-          version: manifest.modelVersion,
-          reason: (err as Error).message.split("\n")[0],
-        },
-        "CUDA unavailable, running the int8 model on CPU",
+        { model: manifest.name, version: manifest.modelVersion, reason },
+        "CUDA failed, running the model on CPU",
       );
       session = await openFor(dir, manifest, "cpu", intraOpThreads);
     }
+  } else if (provider === "auto") {
+    const reason = cuda?.available === false ? cuda.reason : "unknown";
+    logger?.info(
+      { model: manifest.name, version: manifest.modelVersion, reason },
+      "CUDA unavailable, running the model on CPU",
+    );
+    session = await openFor(dir, manifest, "cpu", intraOpThreads);
   } else {
     session = await openFor(dir, manifest, provider, intraOpThreads);
   }

@@ -22,6 +22,32 @@ const metricsSchema = z.object({
   positives: z.number().int(),
 });
 
+/**
+ * A distribution as binned at training time: values v go to bin i where edges[i-1] < v ≤ edges[i]
+ * (bin 0 below or at edges[0], the last bin above the last edge); proportions has one more entry
+ * than edges and sums to 1.
+ */
+const histogramSchema = z
+  .strictObject({
+    edges: z.array(z.number()),
+    proportions: z.array(z.number().min(0).max(1)),
+  })
+  .refine((h) => h.proportions.length === h.edges.length + 1, "proportions needs one entry more than edges")
+  .refine((h) => h.edges.every((e, i) => i === 0 || e > h.edges[i - 1]!), "edges must increase");
+
+/** What the model saw in training, for drift (PSI) against what it sees in production. */
+const trainingDistributionsSchema = z.strictObject({
+  /** Which rows, scored how: e.g. the train split, scored with model.onnx stepping every card. */
+  source: z.string(),
+  transactions: z.number().int().positive(),
+  /** One per featureNames entry, in that order, over the scaled model inputs. */
+  features: z.array(histogramSchema),
+  score: histogramSchema,
+});
+
+export type Histogram = z.infer<typeof histogramSchema>;
+export type TrainingDistributions = z.infer<typeof trainingDistributionsSchema>;
+
 export const manifestSchema = z.object({
   formatVersion: z.literal(1),
   name: z.string().regex(/^[a-z0-9][a-z0-9-]*$/),
@@ -55,6 +81,8 @@ export const manifestSchema = z.object({
     rules: metricsSchema,
   }),
   signing: z.object({ algorithm: z.literal("ed25519"), keyId: z.string().regex(/^[0-9a-f]{16}$/) }),
+  /** Absent in artifacts made before drift monitoring (1.0.0): the scorer then reports no PSI. */
+  distributions: trainingDistributionsSchema.optional(),
 });
 
 export type Manifest = z.infer<typeof manifestSchema>;

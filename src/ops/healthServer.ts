@@ -1,6 +1,8 @@
 // Liveness, readiness and metrics over plain node:http: three routes do not need a framework.
 // /healthz answers while the event loop does; /readyz only once every readiness condition holds
-// (orchestrators keep traffic and rollouts waiting on it); /metrics is Prometheus text.
+// (orchestrators keep traffic and rollouts waiting on it); /metrics is Prometheus text; /drift
+// the model's input and score drift (PSI against training) as JSON, when the model carries the
+// training distributions.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ReadinessState } from "./readiness.js";
@@ -16,6 +18,8 @@ export interface HealthServerOptions {
   readonly host?: string;
   readonly metrics: MetricsSource;
   readonly readiness: () => ReadinessState;
+  /** The latest drift snapshot; absent when the model has no training distributions. */
+  readonly drift?: () => unknown;
 }
 
 export interface HealthServer {
@@ -38,6 +42,7 @@ export function startHealthServer({
   host = "0.0.0.0",
   metrics,
   readiness,
+  drift,
 }: HealthServerOptions): Promise<HealthServer> {
   const server = createServer((req, res) => {
     const path = (req.url ?? "/").split("?", 1)[0];
@@ -57,8 +62,17 @@ export function startHealthServer({
           (text) => send(res, 200, metrics.contentType, text),
           (err: unknown) => send(res, 500, "text/plain; charset=utf-8", `metrics failed: ${String(err)}\n`),
         );
+      case "/drift":
+        return drift
+          ? sendJson(res, 200, drift())
+          : sendJson(res, 404, {
+              error: "drift not monitored: the model's manifest has no training distributions",
+            });
       default:
-        return sendJson(res, 404, { error: "not found", routes: ["/healthz", "/readyz", "/metrics"] });
+        return sendJson(res, 404, {
+          error: "not found",
+          routes: ["/healthz", "/readyz", "/metrics", "/drift"],
+        });
     }
   });
   // Scrapers and probes reconnect every few seconds; idle keep-alive sockets only delay close().

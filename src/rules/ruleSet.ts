@@ -1,10 +1,18 @@
 // Rule files (YAML or JSON) are validated once with zod and compiled into plain closures, so
-// evaluating a rule set per transaction interprets nothing. Facts a rule may name: every
+// evaluating a rule set per transaction interprets nothing. A file that is not valid — YAML syntax,
+// schema, an unknown fact, a fact compared with the wrong type, a repeated id — is refused whole,
+// every problem named with its line and column, so a bad rule set never half-applies. Facts a rule may name: every
 // feature (raw, analyst units; see featureVector.ts) plus a few transaction fields.
 import { readFile } from "node:fs/promises";
-import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { FEATURE_NAMES } from "../features/featureVector.js";
+import {
+  formatYamlProblem,
+  pathText,
+  validateYaml,
+  type YamlLocator,
+  type YamlProblem,
+} from "../ops/validatedYaml.js";
 
 export type RuleEffect = "decline" | "review" | "allow" | "score";
 
@@ -84,22 +92,33 @@ export interface RuleSet {
 
 export class RuleSetError extends Error {
   override readonly name = "RuleSetError";
+  readonly kind = "invalid_rule_set";
+  /** One line per problem: `<source>:<line>:<column>: <path>: <reason>`. */
+  readonly issues: readonly string[];
   constructor(
     readonly source: string,
-    readonly issues: readonly string[],
+    readonly problems: readonly YamlProblem[],
   ) {
-    super(`invalid rule set ${source}: ${issues.join("; ")}`);
+    const issues = problems.map((p) => formatYamlProblem(source, p));
+    super(`invalid rule set ${source}:\n  ${issues.join("\n  ")}`);
+    this.issues = issues;
   }
+}
+
+type Path = (string | number)[];
+interface CompileIssue {
+  readonly path: Path;
+  readonly message: string;
 }
 
 function compileCondition(
   spec: ConditionSpec,
-  where: string,
-  issues: string[],
+  where: Path,
+  issues: CompileIssue[],
   used: Set<string>,
 ): CompiledCondition {
   if ("all" in spec) {
-    const parts = spec.all.map((c, i) => compileCondition(c, `${where}.all[${i}]`, issues, used));
+    const parts = spec.all.map((c, i) => compileCondition(c, [...where, "all", i], issues, used));
     return (f) => {
       let unknown = false;
       for (const p of parts) {
@@ -111,7 +130,7 @@ function compileCondition(
     };
   }
   if ("any" in spec) {
-    const parts = spec.any.map((c, i) => compileCondition(c, `${where}.any[${i}]`, issues, used));
+    const parts = spec.any.map((c, i) => compileCondition(c, [...where, "any", i], issues, used));
     return (f) => {
       let unknown = false;
       for (const p of parts) {
@@ -123,7 +142,7 @@ function compileCondition(
     };
   }
   if ("not" in spec) {
-    const inner = compileCondition(spec.not, `${where}.not`, issues, used);
+    const inner = compileCondition(spec.not, [...where, "not"], issues, used);
     return (f) => {
       const r = inner(f);
       return r === null ? null : !r;
@@ -132,15 +151,18 @@ function compileCondition(
   const { fact } = spec;
   const kind = FACT_KINDS.get(fact);
   if (kind === undefined) {
-    issues.push(`${where}: unknown fact "${fact}"`);
+    issues.push({ path: [...where, "fact"], message: `unknown fact "${fact}"` });
     return () => null;
   }
   used.add(fact);
   const values: Scalar[] = "values" in spec ? spec.values : "value" in spec ? [spec.value] : [];
-  for (const v of values) {
+  values.forEach((v, i) => {
     if (typeof v !== kind)
-      issues.push(`${where}: fact "${fact}" is a ${kind}, compared with ${JSON.stringify(v)}`);
-  }
+      issues.push({
+        path: "values" in spec ? [...where, "values", i] : [...where, "value"],
+        message: `fact "${fact}" is a ${kind}, compared with ${JSON.stringify(v)}`,
+      });
+  });
   if ("values" in spec) {
     const set = new Set<Scalar>(spec.values);
     const wanted = spec.op === "in";
@@ -166,40 +188,45 @@ function compileCondition(
   }
 }
 
-export function compileRuleSet(input: unknown, source = "<inline>"): RuleSet {
+const NOWHERE: YamlLocator = () => ({ line: 0, column: 0 });
+
+/** Compiles an already-parsed rule set; `locate` places problems in the file it came from. */
+export function compileRuleSet(input: unknown, source = "<inline>", locate: YamlLocator = NOWHERE): RuleSet {
   const parsed = ruleSetSchema.safeParse(input);
   if (!parsed.success) {
     throw new RuleSetError(
       source,
-      parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`),
+      parsed.error.issues.map((i) => ({ ...locate(i.path), path: pathText(i.path), message: i.message })),
     );
   }
-  const issues: string[] = [];
+  const issues: CompileIssue[] = [];
   const used = new Set<string>();
   const seen = new Set<string>();
   const rules = parsed.data.rules.map((r, i): CompiledRule => {
-    if (seen.has(r.id)) issues.push(`rules[${i}]: duplicate id "${r.id}"`);
+    if (seen.has(r.id)) issues.push({ path: ["rules", i, "id"], message: `duplicate id "${r.id}"` });
     seen.add(r.id);
     return {
       id: r.id,
       effect: r.effect,
       score: r.score,
-      test: compileCondition(r.when, `rules[${i}].when`, issues, used),
+      test: compileCondition(r.when, ["rules", i, "when"], issues, used),
     };
   });
-  if (issues.length > 0) throw new RuleSetError(source, issues);
+  if (issues.length > 0) {
+    throw new RuleSetError(
+      source,
+      issues.map((i) => ({ ...locate(i.path), path: pathText(i.path), message: i.message })),
+    );
+  }
   return { version: parsed.data.version, rules, factsUsed: used };
 }
 
-/** Parses YAML (JSON is YAML) text into a compiled rule set. */
+/** Parses YAML (JSON is YAML) text into a compiled rule set, or throws RuleSetError with lines. */
 export function parseRuleSet(text: string, source = "<inline>"): RuleSet {
-  let doc: unknown;
-  try {
-    doc = parseYaml(text);
-  } catch (err) {
-    throw new RuleSetError(source, [`not YAML/JSON: ${(err as Error).message}`]);
-  }
-  return compileRuleSet(doc, source);
+  // The schema is applied by compileRuleSet; here only the YAML syntax and the node positions.
+  const parsed = validateYaml(text, z.unknown());
+  if (!parsed.ok) throw new RuleSetError(source, parsed.problems);
+  return compileRuleSet(parsed.value, source, parsed.locate);
 }
 
 export const DEFAULT_RULES_PATH = new URL("../../rules/default.yaml", import.meta.url);

@@ -1,7 +1,7 @@
 // An audit replay of a topic the live scorer has decided reproduces the live decisions for the
-// same model and rules: same actions, scores equal within 0.05 (the int8 model's per-batch input
-// quantization; see below). The only decisions
-// allowed to differ are the live scorer's fallbacks (late or degraded), which replay, with its
+// same model and rules: the same action and the same float32 score, to the last bit, although
+// live and replay batch the transactions differently (the model's scores do not depend on their
+// batch neighbours: test/unit/modelBatchIndependence.test.ts). The only decisions allowed to differ are the live scorer's fallbacks (late or degraded), which replay, with its
 // data clock and in-memory state, never has; they are counted, not hidden.
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -30,8 +30,6 @@ interface ReplayedLine {
 }
 
 const ACTION_NAMES = ["UNSPECIFIED", "APPROVE", "REVIEW", "DECLINE"];
-const THRESHOLDS = [0.5, 0.85]; // the default review and decline thresholds
-const SCORE_TOLERANCE = 0.05;
 
 describe("audit replay against the live scorer", () => {
   it("reproduces the live decisions of a topic range for the same model and rules", async () => {
@@ -89,7 +87,7 @@ describe("audit replay against the live scorer", () => {
 
     let compared = 0;
     let liveFallbacks = 0;
-    let maxDifference = 0;
+    let differentScores = 0;
     for (const r of replayed) {
       const live = decisions.byTransaction.get(r.transaction_id)!;
       expect(live, r.transaction_id).toBeDefined();
@@ -99,15 +97,13 @@ describe("audit replay against the live scorer", () => {
         continue;
       }
       compared++;
-      maxDifference = Math.max(maxDifference, Math.abs(Number(r.score) - live.score));
-      // The int8 model quantizes its inputs per batch (DynamicQuantizeLSTM), so a score depends
-      // very slightly on what else shared its batch, and live and replay batch differently.
-      expect(Math.abs(Number(r.score) - live.score), r.transaction_id).toBeLessThan(SCORE_TOLERANCE);
-      const nearThreshold = THRESHOLDS.some((t) => Math.abs(live.score - t) < SCORE_TOLERANCE);
-      if (!nearThreshold) expect(r.action, r.transaction_id).toBe(ACTION_NAMES[live.action]);
+      // Replay prints the shortest decimal that reads back as the same float32.
+      if (Math.fround(Number(r.score)) !== live.score) differentScores++;
+      expect(Math.fround(Number(r.score)), r.transaction_id).toBe(live.score);
+      expect(r.action, r.transaction_id).toBe(ACTION_NAMES[live.action]);
     }
     console.log(
-      `replay vs live: ${compared} compared, ${liveFallbacks} live fallbacks left out, max score difference ${maxDifference.toFixed(5)}`,
+      `replay vs live: ${compared} compared, ${liveFallbacks} live fallbacks left out, ${differentScores} scores differ`,
     );
     expect(compared).toBeGreaterThan(txs.length * 0.8);
   });

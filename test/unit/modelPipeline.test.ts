@@ -228,9 +228,21 @@ describe("model runner", () => {
     expect(err.message).toMatch(/card-features-0/);
   });
 
+  it("the manifest carries the training distribution of every feature and of the score", () => {
+    const d = result.manifest.distributions!;
+    expect(d.features).toHaveLength(result.manifest.featureCount);
+    for (const h of [...d.features, d.score]) {
+      expect(h.proportions.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 9);
+    }
+    expect(d.score.edges).toEqual(expect.arrayContaining([0.5, Math.fround(0.85)]));
+  });
+
   it("on auto without CUDA says so once and scores a batch on the CPU", async () => {
-    const warnings: string[] = [];
-    const logger = { info: () => {}, warn: (_: object, msg: string) => void warnings.push(msg) };
+    const said: string[] = [];
+    const logger = {
+      info: (_: object, msg: string) => void said.push(msg),
+      warn: (_: object, msg: string) => void said.push(msg),
+    };
     const runner = await loadModelRunner({
       dir: result.dir,
       trustedKeysDir,
@@ -252,12 +264,28 @@ describe("model runner", () => {
       expect(s).toBeGreaterThan(0);
       expect(s).toBeLessThan(1);
     }
-    if (runner.provider === "cpu") expect(warnings).toHaveLength(1);
+    if (runner.provider === "cpu") expect(said.filter((m) => /CUDA/.test(m))).toHaveLength(1);
     await runner.close();
   });
 });
 
 describe("committed model", () => {
+  it("1.1.0 is 1.0.0's weights with training distributions for drift, signed by another key", async () => {
+    const options = {
+      trustedKeysDir: "models/trusted-keys",
+      expectedFeatureSchemaVersion: FEATURE_SCHEMA_VERSION,
+    };
+    const [old, next] = await Promise.all([
+      verifyModelArtifact("models/fraud-lstm/1.0.0", options),
+      verifyModelArtifact("models/fraud-lstm/1.1.0", options),
+    ]);
+    expect(next.files["model.onnx"]).toEqual(old.files["model.onnx"]);
+    expect(next.signing.keyId).not.toBe(old.signing.keyId);
+    expect(old.distributions).toBeUndefined();
+    expect(next.distributions?.features).toHaveLength(next.featureCount);
+    expect(next.distributions?.source).toMatch(/not retrained/);
+  });
+
   it("models/fraud-lstm/1.0.0 verifies against the committed trusted keys and this build's feature schema", async () => {
     const manifest = await verifyModelArtifact("models/fraud-lstm/1.0.0", {
       trustedKeysDir: "models/trusted-keys",

@@ -1,3 +1,8 @@
+import { execFile } from "node:child_process";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { fraud } from "../../src/codec/generated/fraud.js";
 import { computeFeatureHashes } from "../../src/ingest/featureHashes.js";
@@ -104,5 +109,87 @@ rules:
 `);
     expect(evaluateRules(rules, input(tx(), null)).fired).toEqual([]);
     expect(ids(evaluateRules(rules, input(tx({ deviceId: "" }), emptyCardState(0))))).toEqual(["not-new"]);
+  });
+});
+
+describe("a bad rule file is refused with the line and the reason", () => {
+  const refusal = (text: string): RuleSetError => {
+    try {
+      parseRuleSet(text, "rules.yaml");
+    } catch (err) {
+      if (err instanceof RuleSetError) return err;
+      throw err;
+    }
+    throw new Error("the rule set was accepted");
+  };
+  const GOOD_RULE =
+    "  - id: a\n    effect: review\n    score: 0.5\n    when: { fact: amount_eur, op: gt, value: 100 }\n";
+
+  it("a YAML syntax error names its line", () => {
+    const err = refusal(`version: x\nrules:\n${GOOD_RULE}  - id: b\n    when: { fact: [amount_eur\n`);
+    expect(err.kind).toBe("invalid_rule_set");
+    expect(err.issues[0]).toMatch(/^rules\.yaml:(8|9):\d+: /);
+  });
+
+  it("a schema error names the line of the value and its path", () => {
+    const err = refusal(
+      `version: x\nrules:\n${GOOD_RULE}  - id: b\n    effect: block\n    score: 0.5\n    when: { fact: amount_eur, op: gt, value: 1 }\n`,
+    );
+    expect(err.issues).toEqual([expect.stringMatching(/^rules\.yaml:8:13: rules\[1\]\.effect: /)]);
+  });
+
+  it("an unknown fact and a type mismatch deep in a condition name their lines", () => {
+    const text = [
+      "version: x",
+      "rules:",
+      "  - id: a",
+      "    effect: decline",
+      "    score: 0.9",
+      "    when:",
+      "      all:",
+      "        - { fact: amount_eur, op: gte, value: 100 }",
+      "        - any:",
+      "            - { fact: amount_usd, op: gt, value: 1 }",
+      '            - { fact: merchant_country, op: in, values: ["FR", 3] }',
+    ].join("\n");
+    const err = refusal(text);
+    expect(err.issues).toEqual([
+      expect.stringMatching(
+        /^rules\.yaml:10:23: rules\[0\]\.when\.all\[1\]\.any\[0\]\.fact: unknown fact "amount_usd"/,
+      ),
+      expect.stringMatching(
+        /^rules\.yaml:11:64: rules\[0\]\.when\.all\[1\]\.any\[1\]\.values\[1\]: fact "merchant_country" is a string/,
+      ),
+    ]);
+  });
+
+  it("a repeated rule id names the line of the second", () => {
+    const err = refusal(`version: x\nrules:\n${GOOD_RULE}${GOOD_RULE}`);
+    expect(err.issues).toEqual([expect.stringMatching(/^rules\.yaml:7:9: rules\[1\]\.id: duplicate id "a"/)]);
+  });
+});
+
+describe("fraud-scorer rules validate", () => {
+  it("accepts the default rules and refuses a bad file with its lines, exit 1", async () => {
+    const run = promisify(execFile);
+    const ok = await run(process.execPath, [
+      "bin/fraud-scorer.js",
+      "rules",
+      "validate",
+      "rules/default.yaml",
+    ]);
+    expect(ok.stdout).toMatch(/^OK rules\/default\.yaml: version \S+, \d+ rules/);
+    const bad = join(await mkdtemp(join(tmpdir(), "rules-")), "bad.yaml");
+    await writeFile(
+      bad,
+      "version: x\nrules:\n  - id: a\n    effect: review\n    score: 0.5\n    when: { fact: nope, op: gt, value: 1 }\n",
+    );
+    const refused = await run(process.execPath, ["bin/fraud-scorer.js", "rules", "validate", bad]).catch(
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect((refused as { code: number }).code).toBe(1);
+    expect((refused as { stderr: string }).stderr).toMatch(
+      /bad\.yaml:6:\d+: rules\[0\]\.when\.fact: unknown fact "nope"/,
+    );
   });
 });
