@@ -21,6 +21,7 @@ import { coldStart } from "./sections/coldStart.js";
 import { decode } from "./sections/decode.js";
 import { endToEnd } from "./sections/endToEnd.js";
 import { model } from "./sections/model.js";
+import { hotPath } from "./sections/hotPath.js";
 import { state } from "./sections/state.js";
 import { BenchContext } from "./support/benchContext.js";
 import { stackEndpoints } from "./support/stackEndpoints.js";
@@ -32,6 +33,7 @@ const SECTIONS: ReadonlyArray<readonly [SectionName, (ctx: BenchContext) => Prom
   ["decode", decode],
   ["model", model],
   ["state", state],
+  ["hotPath", hotPath],
   ["batching", batching],
   ["ceiling", ceiling],
   ["coldStart", coldStart],
