@@ -45,6 +45,11 @@ export interface StateReadResult {
   readonly deviceCardCounts: readonly number[];
   /** How many values failed HMAC verification (treated as absent). */
   readonly tampered: number;
+  /**
+   * Aligned with cardIds: the history of each card whose state value was absent, read in the
+   * same round trip (undefined where the store did not read it: readHistories then does).
+   */
+  readonly histories?: ReadonlyArray<readonly HistoryEntry[] | undefined>;
 }
 
 export interface CardStateWrite {

@@ -207,11 +207,12 @@ async function readStates(
     ctx.events?.dependencyFailure?.("state_read", read.failure, read.error);
     return read;
   }
-  const { states, deviceCardCounts: counts, tampered } = read.value;
+  const { states, deviceCardCounts: counts, tampered, histories } = read.value;
   touchOf.forEach((itemIndex, t) => (deviceCardCounts[itemIndex] = counts[t] ?? 1));
   if (tampered > 0) ctx.events?.stateOutcome?.("tampered", tampered);
 
   const missing: string[] = [];
+  const prefetched = new Map<string, readonly HistoryEntry[]>();
   cardIds.forEach((cardId, k) => {
     const stored = states[k];
     const state = stored ? safeDecode(stored.bytes, model.hiddenSize) : undefined;
@@ -219,6 +220,8 @@ async function readStates(
       slots.set(cardId, { state, position: stored.position, history: [], changed: false });
     } else {
       missing.push(cardId);
+      const history = histories?.[k];
+      if (history !== undefined) prefetched.set(cardId, history);
       slots.set(cardId, {
         state: emptyCardState(model.hiddenSize),
         position: -1,
@@ -230,7 +233,7 @@ async function readStates(
   ctx.events?.stateOutcome?.("hit", cardIds.length - missing.length);
   if (missing.length > 0) {
     ctx.events?.stateOutcome?.("miss", missing.length);
-    await rebuildFromHistory(missing, ctx, slots);
+    await rebuildFromHistory(missing, prefetched, ctx, slots);
   }
   return { ok: true };
 }
@@ -251,13 +254,19 @@ function safeDecode(bytes: Uint8Array, hidden: number): CardState | undefined {
  */
 async function rebuildFromHistory(
   cardIds: readonly string[],
+  prefetched: ReadonlyMap<string, readonly HistoryEntry[]>,
   ctx: ScoringContext,
   slots: Map<string, CardSlot>,
 ) {
-  const histories = await ctx.guards.stateRead.run(() => ctx.store.readHistories(cardIds));
-  if (!histories.ok) return;
+  // Histories came with the state read where the store could; the rest cost one round trip.
+  const unread = cardIds.filter((cardId) => !prefetched.has(cardId));
+  const read = new Map(prefetched);
+  if (unread.length > 0) {
+    const histories = await ctx.guards.stateRead.run(() => ctx.store.readHistories(unread));
+    if (histories.ok) unread.forEach((cardId, k) => read.set(cardId, histories.value[k] ?? []));
+  }
   const replays = cardIds
-    .map((cardId, k) => ({ cardId, entries: decodeHistory(histories.value[k] ?? []) }))
+    .map((cardId) => ({ cardId, entries: decodeHistory(read.get(cardId) ?? []) }))
     .filter((r) => r.entries.length > 0);
   const longest = replays.reduce((n, r) => Math.max(n, r.entries.length), 0);
   const rebuilt = new Map(replays.map((r) => [r.cardId, slots.get(r.cardId)!.state]));
