@@ -78,6 +78,25 @@ export interface ScoringContext {
   readonly backlogForLane?: number;
 }
 
+/** The context of one batch: the scoring context and when the batch's budget runs out. */
+interface BatchScope extends ScoringContext {
+  /** Epoch ms when the most urgent transaction decided in this batch runs out of budget. */
+  readonly budgetEndMs: number;
+}
+
+/**
+ * After a call, the rest of the path still needs time: each call may use the budget that is
+ * left minus a reserve for what follows it (a share of minBudgetForModelMs: all of it after the
+ * state read, half after the model step, a quarter after the state write, for the produce).
+ */
+const RESERVE_SHARE = { stateRead: 1, model: 0.5, stateWrite: 0.25 } as const;
+
+/** The call's own timeout from what the budget has left; undefined = the guard's default. */
+function callTimeoutMs(ctx: BatchScope, call: keyof typeof RESERVE_SHARE): number | undefined {
+  if (!Number.isFinite(ctx.budgetEndMs)) return undefined;
+  return ctx.budgetEndMs - ctx.minBudgetForModelMs * RESERVE_SHARE[call] - ctx.clock.nowMs();
+}
+
 /** Per-batch stage durations in microseconds, shared by every decision of the batch. */
 interface StageTimes {
   stateRead: number;
@@ -141,6 +160,11 @@ export async function scoreBatch(
     }
   }
 
+  let budgetEndMs = Infinity;
+  for (let i = 0; i < items.length; i++)
+    if (!late.has(i)) budgetEndMs = Math.min(budgetEndMs, items[i]!.budgetStartMs + ctx.budgetMs);
+  const scope: BatchScope = { ...ctx, budgetEndMs };
+
   const slots = new Map<string, CardSlot>();
   // In a real backlog (overload, or a restart) — a batch late through and through with much
   // more queued behind it — the rules decide now and the state work goes to the lane, which
@@ -151,27 +175,42 @@ export async function scoreBatch(
     items.length > 0 &&
     late.size === items.length &&
     (ctx.backlog?.() ?? 0) >= (ctx.backlogForLane ?? Infinity);
-  if (ctx.model !== undefined && ctx.stateLane !== undefined && (ctx.stateLane.busy || inBacklog)) {
-    // Earlier state work is still catching up: deciding now would read state that misses it.
-    for (let i = 0; i < items.length; i++) {
-      if (!late.has(i)) outcomes[i] = rulesOnly(items[i]!, ctx, FallbackCause.FALLBACK_CAUSE_TIMEOUT);
-    }
-    ctx.stateLane?.defer(items);
+  const lane = ctx.stateLane;
+  if (ctx.model !== undefined && lane !== undefined && inBacklog) {
+    lane.defer(items);
   } else if (ctx.model !== undefined && items.length > 0) {
-    const all = items.map((_, i) => i);
+    // Cards with state work still queued on the lane wait behind it (deciding now would read
+    // state that misses it); every other card is scored by the model as usual.
+    const scored: number[] = [];
+    const held: ScoringItem[] = [];
+    for (let i = 0; i < items.length; i++) {
+      if (lane?.busy === true && lane.holds(items[i]!.tx.cardId)) {
+        if (!late.has(i)) outcomes[i] = rulesOnly(items[i]!, ctx, FallbackCause.FALLBACK_CAUSE_TIMEOUT);
+        held.push(items[i]!);
+      } else scored.push(i);
+    }
+    if (held.length > 0) lane!.defer(held);
+    const scoredItems = held.length === 0 ? items : scored.map((i) => items[i]!);
     const t0 = clock.monotonicUs();
-    const read = await readStates(items, all, ctx, slots, deviceCardCounts);
+    const read =
+      scored.length === 0
+        ? ({ ok: true } as const)
+        : await readStates(items, scored, scope, slots, deviceCardCounts);
     times.stateRead = clock.monotonicUs() - t0;
     if (!read.ok) {
-      for (const i of all) if (!late.has(i)) outcomes[i] = rulesOnly(items[i]!, ctx, causeOf(read.failure));
-      ctx.stateLane?.defer(items);
-    } else {
-      await scoreWithModel(items, all, late, ctx, slots, deviceCardCounts, outcomes, times);
+      for (const i of scored)
+        if (!late.has(i)) outcomes[i] = rulesOnly(items[i]!, ctx, causeOf(read.failure));
+      lane?.defer(scoredItems);
+    } else if (scored.length > 0) {
+      await scoreWithModel(items, scored, late, scope, slots, deviceCardCounts, outcomes, times);
       const w0 = clock.monotonicUs();
-      await writeStates(slots, ctx, items);
+      await writeStates(slots, scope, scoredItems);
       times.stateWrite = clock.monotonicUs() - w0;
     }
   }
+  // Every path above decides each transaction; this only guards against a path that forgot one.
+  for (let i = 0; i < items.length; i++)
+    outcomes[i] ??= rulesOnly(items[i]!, ctx, FallbackCause.FALLBACK_CAUSE_INTERNAL_ERROR);
 
   const decidedAtMs = clock.nowMs();
   return items.map((item, i) => toDecision(item, outcomes[i]!, ctx, times, pickedAtMs, decidedAtMs));
@@ -180,7 +219,7 @@ export async function scoreBatch(
 async function readStates(
   items: readonly ScoringItem[],
   indexes: readonly number[],
-  ctx: ScoringContext,
+  ctx: BatchScope,
   slots: Map<string, CardSlot>,
   deviceCardCounts: Float64Array,
 ): Promise<{ ok: true } | { ok: false; failure: CallFailure }> {
@@ -200,8 +239,9 @@ async function readStates(
       touchOf.push(i);
     }
   }
-  const read = await ctx.guards.stateRead.run(() =>
-    ctx.store.readBatch({ cardIds, deviceTouches: touches, nowMs: ctx.clock.nowMs() }),
+  const read = await ctx.guards.stateRead.run(
+    () => ctx.store.readBatch({ cardIds, deviceTouches: touches, nowMs: ctx.clock.nowMs() }),
+    callTimeoutMs(ctx, "stateRead"),
   );
   if (!read.ok) {
     ctx.events?.dependencyFailure?.("state_read", read.failure, read.error);
@@ -255,14 +295,17 @@ function safeDecode(bytes: Uint8Array, hidden: number): CardState | undefined {
 async function rebuildFromHistory(
   cardIds: readonly string[],
   prefetched: ReadonlyMap<string, readonly HistoryEntry[]>,
-  ctx: ScoringContext,
+  ctx: BatchScope,
   slots: Map<string, CardSlot>,
 ) {
   // Histories came with the state read where the store could; the rest cost one round trip.
   const unread = cardIds.filter((cardId) => !prefetched.has(cardId));
   const read = new Map(prefetched);
   if (unread.length > 0) {
-    const histories = await ctx.guards.stateRead.run(() => ctx.store.readHistories(unread));
+    const histories = await ctx.guards.stateRead.run(
+      () => ctx.store.readHistories(unread),
+      callTimeoutMs(ctx, "stateRead"),
+    );
     if (histories.ok) unread.forEach((cardId, k) => read.set(cardId, histories.value[k] ?? []));
   }
   const replays = cardIds
@@ -323,7 +366,7 @@ type Stepped =
   | { ok: false; failure: CallFailure };
 
 /** Features for each row, then one batched model step. */
-async function stepRows(rows: readonly StepRow[], ctx: ScoringContext, times?: StageTimes): Promise<Stepped> {
+async function stepRows(rows: readonly StepRow[], ctx: BatchScope, times?: StageTimes): Promise<Stepped> {
   const model = ctx.model!;
   const H = model.hiddenSize;
   const B = rows.length;
@@ -344,7 +387,7 @@ async function stepRows(rows: readonly StepRow[], ctx: ScoringContext, times?: S
     c.set(row.state.c, k * H);
   });
   const m0 = ctx.clock.monotonicUs();
-  const result = await ctx.guards.model.run(() => model.step(x, h, c, B));
+  const result = await ctx.guards.model.run(() => model.step(x, h, c, B), callTimeoutMs(ctx, "model"));
   const m1 = ctx.clock.monotonicUs();
   if (times) {
     times.features += m0 - f0;
@@ -368,7 +411,7 @@ async function scoreWithModel(
   items: readonly ScoringItem[],
   indexes: readonly number[],
   late: ReadonlySet<number>,
-  ctx: ScoringContext,
+  ctx: BatchScope,
   slots: Map<string, CardSlot>,
   deviceCardCounts: Float64Array,
   outcomes: Array<Outcome | undefined>,
@@ -459,7 +502,7 @@ async function explainScores(
   rows: readonly StepRow[],
   stepped: Extract<Stepped, { ok: true }>,
   outcomes: Array<Outcome | undefined>,
-  ctx: ScoringContext,
+  ctx: BatchScope,
   times: StageTimes,
 ) {
   const model = ctx.model!;
@@ -479,7 +522,7 @@ async function explainScores(
     }
   });
   const m0 = ctx.clock.monotonicUs();
-  const result = await ctx.guards.model.run(() => model.step(x, h, c, B));
+  const result = await ctx.guards.model.run(() => model.step(x, h, c, B), callTimeoutMs(ctx, "model"));
   times.model += ctx.clock.monotonicUs() - m0;
   if (!result.ok) return;
   const top = ctx.explainTopFeatures ?? 0;
@@ -499,7 +542,7 @@ async function explainScores(
 
 async function writeStates(
   slots: Map<string, CardSlot>,
-  ctx: ScoringContext,
+  ctx: BatchScope,
   items: readonly ScoringItem[] = [],
 ): Promise<boolean> {
   const writes: CardStateWrite[] = [];
@@ -513,7 +556,10 @@ async function writeStates(
     });
   }
   if (writes.length === 0) return true;
-  const written = await ctx.guards.stateWrite.run(() => ctx.store.writeBatch(writes));
+  const written = await ctx.guards.stateWrite.run(
+    () => ctx.store.writeBatch(writes),
+    callTimeoutMs(ctx, "stateWrite"),
+  );
   if (!written.ok) {
     // The decisions stand. The batch's state work is redone off the decision path; where the
     // write did land after all (a timeout), compare-and-set skips what was already applied.
@@ -532,7 +578,8 @@ async function writeStates(
  */
 export async function applyStateOnly(items: readonly ScoringItem[], ctx: ScoringContext): Promise<boolean> {
   if (ctx.model === undefined || items.length === 0) return items.length === 0;
-  const laneCtx: ScoringContext = { ...ctx, stateLane: undefined, explainTopFeatures: 0 };
+  // No decision waits on the lane: its calls get the lane guards' own timeouts.
+  const laneCtx: BatchScope = { ...ctx, stateLane: undefined, explainTopFeatures: 0, budgetEndMs: Infinity };
   const all = items.map((_, i) => i);
   const slots = new Map<string, CardSlot>();
   const deviceCardCounts = Float64Array.from(items, (item) => (item.hashes.device !== 0 ? 1 : 0));
