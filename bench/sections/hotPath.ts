@@ -189,7 +189,7 @@ async function runDrain(ctx: BenchContext, parts: ScoringParts): Promise<HotPath
       const c3 = cpuUs();
       h.metrics.observeBatchSize(decisions.length);
       const acked = Date.now();
-      for (const d of decisions) h.metrics.observeDecision(d, acked);
+      h.metrics.observeDecisions(decisions, acked);
       const c4 = cpuUs();
       if (!measure) continue;
       totals.decode += c1 - c0;
@@ -276,9 +276,9 @@ async function runSteady(
     // Decisions are published in arrival order: the first warmupEnd are the warm-up's.
     publish: async (decisions) => {
       const acked = Date.now();
+      h.metrics.observeDecisions(decisions, acked);
       for (const d of decisions) {
         encodeDecision(d);
-        h.metrics.observeDecision(d, acked);
         if (published++ < warmupEnd) continue;
         latency.recordMs((d.timings?.totalUs ?? 0) / 1000);
         const cause = FALLBACK_CAUSE_LABELS[d.fallbackCause ?? 0] ?? "none";

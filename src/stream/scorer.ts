@@ -141,7 +141,7 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
       await decisions.publish(batch);
       const ackedAt = Date.now();
       metrics.observeStage("produce", (performance.now() - t0) / 1000);
-      for (const d of batch) metrics.observeDecision(d, ackedAt);
+      metrics.observeDecisions(batch, ackedAt);
     },
   });
 
