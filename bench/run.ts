@@ -21,6 +21,7 @@ import { coldStart } from "./sections/coldStart.js";
 import { decode } from "./sections/decode.js";
 import { endToEnd } from "./sections/endToEnd.js";
 import { model } from "./sections/model.js";
+import { noisyNeighbour } from "./sections/noisyNeighbour.js";
 import { hotPath } from "./sections/hotPath.js";
 import { state } from "./sections/state.js";
 import { BenchContext } from "./support/benchContext.js";
@@ -38,6 +39,7 @@ const SECTIONS: ReadonlyArray<readonly [SectionName, (ctx: BenchContext) => Prom
   ["ceiling", ceiling],
   ["coldStart", coldStart],
   ["endToEnd", endToEnd],
+  ["noisyNeighbour", noisyNeighbour],
 ];
 
 const { values: args } = parseArgs({

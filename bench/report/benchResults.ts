@@ -7,6 +7,7 @@ import type { DecodeResult } from "../sections/decode.js";
 import type { EndToEndResult } from "../sections/endToEnd.js";
 import type { ModelResult } from "../sections/model.js";
 import type { HotPathResult } from "../sections/hotPath.js";
+import type { NoisyNeighbourResult } from "../sections/noisyNeighbour.js";
 import type { StateResult } from "../sections/state.js";
 import type { BenchPlan } from "../benchPlan.js";
 
@@ -50,6 +51,7 @@ export interface BenchResults {
   readonly ceiling: CeilingResult | SectionError;
   readonly coldStart: ColdStartResult | SectionError;
   readonly hotPath?: HotPathResult | SectionError;
+  readonly noisyNeighbour?: NoisyNeighbourResult | SectionError;
 }
 
 export const SECTION_NAMES = [
@@ -61,6 +63,7 @@ export const SECTION_NAMES = [
   "ceiling",
   "coldStart",
   "hotPath",
+  "noisyNeighbour",
 ] as const;
 export type SectionName = (typeof SECTION_NAMES)[number];
 

@@ -1,5 +1,6 @@
 // Section 8 of the report: the hot path's CPU by stage, its profile, and the steady runs.
 import type { HotPathResult } from "../sections/hotPath.js";
+import type { NoisyNeighbourResult } from "../sections/noisyNeighbour.js";
 
 const row = (cells: ReadonlyArray<string | number>) => `| ${cells.join(" | ")} |`;
 const head = (cells: readonly string[]) =>
@@ -73,6 +74,39 @@ export function hotPathSection(h: HotPathResult | { readonly error: string } | u
           .join(", ") || "none",
       ]),
     ),
+    "",
+  );
+  return out;
+}
+
+export function noisyNeighbourSection(
+  n: NoisyNeighbourResult | { readonly error: string } | undefined,
+): string[] {
+  const out = ["## 9. Noisy neighbour (end to end)", ""];
+  if (n === undefined) return [...out, "_Not run._", ""];
+  if ("error" in n) return [...out, `_Did not complete: ${n.error}_`, ""];
+  out.push(
+    `${n.rate} tx/s through \`serve\` on fresh scorers, alone and beside a process spinning on one core at ` +
+      "normal priority. Latency from scheduled send to the decision's broker append.",
+    "",
+    head(["Run", "p50 ms", "p99 ms", "max ms", "model decided", "undecided", "fallback causes"]),
+    ...[
+      ["alone", n.alone],
+      ["beside a CPU hog", n.besideHog],
+    ].map(([label, s]) => {
+      const step = s as NoisyNeighbourResult["alone"];
+      return row([
+        label as string,
+        step.endToEnd.p50Ms,
+        step.endToEnd.p99Ms,
+        step.endToEnd.maxMs,
+        pct(1 - step.fallbackShare),
+        step.undecided,
+        Object.entries(step.fallbackCauses)
+          .map(([cause, k]) => `${cause} ${k}`)
+          .join(", ") || "none",
+      ]);
+    }),
     "",
   );
   return out;

@@ -2,7 +2,7 @@
 // top is the one the README's Performance section carries.
 import { STAGES } from "../support/decisionLatencies.js";
 import type { ColdStartResult } from "../sections/coldStart.js";
-import { hotPathSection } from "./hotPathMarkdown.js";
+import { hotPathSection, noisyNeighbourSection } from "./hotPathMarkdown.js";
 import type { RateStep } from "../sections/endToEnd.js";
 import { barChart, formatNumber as fmt, lineChart } from "./svgCharts.js";
 import { isError, type BenchResults, type SectionError } from "./benchResults.js";
@@ -661,6 +661,6 @@ export function renderReport(r: BenchResults, chartPrefix: string): RenderedRepo
       "",
     );
   }
-  out.push(...hotPathSection(r.hotPath));
+  out.push(...hotPathSection(r.hotPath), ...noisyNeighbourSection(r.noisyNeighbour));
   return { markdown: out.join("\n"), charts };
 }
