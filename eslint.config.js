@@ -35,4 +35,19 @@ export default tseslint.config(
       "no-constant-condition": ["error", { checkLoops: false }],
     },
   },
+  {
+    // The data flow runs ingest → features → rules/model → scoring: the stages the core is
+    // handed (stores, rules) declare their ports themselves and never import the core.
+    files: ["src/ingest/**", "src/features/**", "src/rules/**"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            { group: ["**/scoring/*"], message: "the scoring core imports this stage, not the reverse" },
+          ],
+        },
+      ],
+    },
+  },
 );

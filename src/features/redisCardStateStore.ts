@@ -33,7 +33,7 @@ import type {
   StoredCardState,
   StreamPosition,
   WriteOutcome,
-} from "../scoring/ports.js";
+} from "./cardStatePort.js";
 import { DAY_MS, HOUR_MS } from "./cardState.js";
 import { decodeHistoryEntry, encodeHistoryEntry } from "./cardHistoryCodec.js";
 import { DEFAULT_DEVICE_WINDOW_MS, deviceWindowBucket } from "./deviceWindowBuckets.js";

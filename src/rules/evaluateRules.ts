@@ -6,7 +6,8 @@ import type { FeatureFacts } from "../features/featureVector.js";
 import type { FeatureHashes } from "../ingest/featureHashes.js";
 import type { RuleEffect, RuleFacts, RuleSet } from "./ruleSet.js";
 
-export interface RuleInput {
+/** What one evaluation reads (the port's RuleInput, with its facts computed). */
+export interface RuleEvaluationInput {
   readonly tx: fraud.v1.ITransaction;
   readonly hashes: FeatureHashes;
   /**
@@ -34,7 +35,7 @@ const CHANNEL_NAMES = ["unspecified", "card_present", "contactless", "ecommerce"
  * The features object with the transaction's own facts added in place: it is made fresh for each
  * evaluation (computeFeatureFacts), and copying it with a spread was the rules' largest cost.
  */
-function factsOf({ tx, features }: RuleInput): RuleFacts {
+function factsOf({ tx, features }: RuleEvaluationInput): RuleFacts {
   const facts = features as Record<string, number | string | undefined>;
   facts.mcc = tx.mcc ?? 0;
   facts.channel = CHANNEL_NAMES[tx.channel ?? 0] ?? "unspecified";
@@ -44,7 +45,7 @@ function factsOf({ tx, features }: RuleInput): RuleFacts {
   return facts;
 }
 
-export function evaluateRules(ruleSet: RuleSet, input: RuleInput): RuleOutcome {
+export function evaluateRules(ruleSet: RuleSet, input: RuleEvaluationInput): RuleOutcome {
   const facts = factsOf(input);
   const fired: FiredRule[] = [];
   let notFraud = 1;

@@ -1,7 +1,7 @@
 // The rule set as the scoring core's RuleEvaluator port: facts from the one feature
 // implementation (raw values, state-derived ones absent without card state), then the rules.
 import { computeFeatureFacts } from "../features/featureVector.js";
-import type { RuleEvaluator, RuleInput, RuleVerdict } from "../scoring/ports.js";
+import type { RuleEvaluator, RuleInput, RuleVerdict } from "./ruleEvaluatorPort.js";
 import { evaluateRules } from "./evaluateRules.js";
 import type { RuleSet } from "./ruleSet.js";
 
