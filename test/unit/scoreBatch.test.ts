@@ -264,6 +264,23 @@ describe("scoreBatch", () => {
     stateLane.shutdown();
   });
 
+  it("the state-only path applies state without evaluating a rule", async () => {
+    const store = new MemoryCardStateStore();
+    let evaluations = 0;
+    const counting: RuleEvaluator = {
+      version: rules.version,
+      evaluate: (input) => {
+        evaluations++;
+        return rules.evaluate(input);
+      },
+    };
+    const txs = history("state-only", 3);
+    expect(await applyStateOnly(txs, context({ store, rules: counting }))).toBe(true);
+    expect(evaluations).toBe(0);
+    const { states } = await store.readBatch({ cardIds: ["state-only"], deviceTouches: [], nowMs: T0 });
+    expect(decodeCardState(states[0]!.bytes).txCount).toBe(3);
+  });
+
   it("falls back to rules when the model fails, and says so", async () => {
     const broken: ModelStepper = { ...model, step: () => Promise.reject(new Error("session lost")) };
     const [d] = await scoreBatch([item({ cardId: "m" })], context({ model: broken }));
