@@ -232,6 +232,20 @@ describe("card state codec", () => {
     expect(encodeCardState(s).length).toBeLessThan(600);
   });
 
+  it("h and c are stored as little-endian float32 right after the version and hidden size", () => {
+    const s = emptyCardState(2);
+    s.h = Float32Array.of(1.5, -2.25);
+    s.c = Float32Array.of(0.1, 3);
+    const bytes = encodeCardState(s);
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    expect([view.getUint8(0), view.getUint16(1, true)]).toEqual([1, 2]);
+    expect([3, 7, 11, 15].map((o) => view.getFloat32(o, true))).toEqual([1.5, -2.25, Math.fround(0.1), 3]);
+    // A value that is a view into a larger buffer (as Redis replies are) decodes the same.
+    const padded = new Uint8Array(bytes.length + 5);
+    padded.set(bytes, 5);
+    expect(decodeCardState(padded.subarray(5))).toEqual(s);
+  });
+
   it("truncated, versionless or padded bytes are rejected with a typed error", () => {
     const bytes = encodeCardState(replay([tx(), tx({ eventTimeMs: T0 + 1 })]));
     for (let n = 0; n < bytes.length; n++) {
