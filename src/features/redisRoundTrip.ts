@@ -61,9 +61,11 @@ export async function nodeRoundTrip(
   for (const node of redis.nodes("master")) clients.set(`${node.options.host}:${node.options.port}`, node);
   return Promise.all(
     commands.map(async (command) => {
-      const address = redis.slots[clusterSlot(command.key)]?.[0];
+      const slot = clusterSlot(command.key);
+      const address = redis.slots[slot]?.[0];
       const client = address === undefined ? undefined : clients.get(address);
-      if (client === undefined) return [new Error(`no node serves the slot of ${command.key}`), null];
+      // The slot, not the key: keys carry card ids, and this message ends up in logs.
+      if (client === undefined) return [new Error(`no node serves slot ${slot}`), null];
       prepare(client);
       const [reply] = await execPipeline(client.pipeline(), [command]);
       return reply!;
