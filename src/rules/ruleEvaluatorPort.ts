@@ -18,6 +18,11 @@ export interface RuleInput {
   readonly state: CardState | null;
   /** Distinct cards on the device (24 h); null when the shared signal could not be read. */
   readonly deviceCardCount: number | null;
+  /**
+   * The raw feature values (FEATURE_COUNT, computeFeatures' rawOut) of this transaction with this
+   * state and device count, when the model's step already computed them: not computed again.
+   */
+  readonly rawFeatures?: Float64Array;
 }
 
 /** The compiled rule set (src/rules), deterministic and in-process. */

@@ -20,7 +20,15 @@ export interface StepRow {
 }
 
 export type Stepped =
-  | { ok: true; score: Float32Array; h: Float32Array[]; c: Float32Array[]; x: Float32Array }
+  | {
+      ok: true;
+      score: Float32Array;
+      h: Float32Array[];
+      c: Float32Array[];
+      x: Float32Array;
+      /** Raw feature values, FEATURE_COUNT per row: the rules read them instead of computing them again. */
+      raw: Float64Array;
+    }
   | { ok: false; failure: CallFailure };
 
 /** Features for each row, then one batched model step. `timed`: count it in the batch's stages. */
@@ -37,6 +45,7 @@ export async function stepRows(
   const x = new Float32Array(B * FEATURE_COUNT);
   const h = new Float32Array(B * H);
   const c = new Float32Array(B * H);
+  const raw = new Float64Array(B * FEATURE_COUNT);
   rows.forEach((row, k) => {
     computeFeatures(
       row.tx,
@@ -45,6 +54,7 @@ export async function stepRows(
       { deviceCardCount24h: row.deviceCardCount },
       x,
       k * FEATURE_COUNT,
+      raw,
     );
     h.set(row.state.h, k * H);
     c.set(row.state.c, k * H);
@@ -61,12 +71,15 @@ export async function stepRows(
     return result;
   }
   const { score, h: h2, c: c2 } = result.value;
+  // Views, not copies: each model call returns fresh output buffers, and the state codec copies
+  // h and c out when it encodes.
   return {
     ok: true,
     score,
     x,
-    h: rows.map((_, k) => h2.slice(k * H, (k + 1) * H)),
-    c: rows.map((_, k) => c2.slice(k * H, (k + 1) * H)),
+    raw,
+    h: rows.map((_, k) => h2.subarray(k * H, (k + 1) * H)),
+    c: rows.map((_, k) => c2.subarray(k * H, (k + 1) * H)),
   };
 }
 
@@ -121,6 +134,7 @@ export async function scoreInWaves(batch: ScoringBatch, indexes: readonly number
           hashes: item.hashes,
           state: slot.state,
           deviceCardCount: deviceCardCounts[i]!,
+          rawFeatures: stepped.raw.subarray(k * FEATURE_COUNT, (k + 1) * FEATURE_COUNT),
         });
         if (late.has(i)) {
           // Decided by the rules (with the card's state known); the model step only keeps state.

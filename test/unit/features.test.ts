@@ -12,6 +12,7 @@ import {
 import {
   computeFeatureFacts,
   computeFeatures,
+  featureFactsFromRaw,
   FEATURE_COUNT,
   FEATURE_NAMES,
   FEATURE_SOURCES,
@@ -160,6 +161,25 @@ describe("card state and features", () => {
       deviceCardCount24h: 3,
     });
     for (const n of stateNames) expect(withState[n]).toBeTypeOf("number");
+  });
+
+  it("the raw values the model's step wrote give the rules the same facts as computing them again", () => {
+    let state = emptyCardState(2);
+    const txs = [
+      tx(),
+      tx({ amountMinor: 180_000, merchantCountry: "US", deviceId: "d-9", eventTimeMs: T0 + 60_000 }),
+      tx({ merchantId: "m-2", ip: "10.1.2.3", eventTimeMs: T0 + 120_000 }),
+    ];
+    const raw = new Float64Array(FEATURE_COUNT * txs.length);
+    const x = new Float32Array(FEATURE_COUNT * txs.length);
+    txs.forEach((t, k) => {
+      const hashes = computeFeatureHashes(t);
+      computeFeatures(t, hashes, state, { deviceCardCount24h: k + 2 }, x, k * FEATURE_COUNT, raw);
+      const fromRaw = featureFactsFromRaw(raw.subarray(k * FEATURE_COUNT, (k + 1) * FEATURE_COUNT));
+      expect(fromRaw).toEqual(computeFeatureFacts(t, hashes, state, { deviceCardCount24h: k + 2 }));
+      state = advanceCardState(state, t, hashes);
+    });
+    expect(raw[FEATURE_COUNT + FEATURE_NAMES.indexOf("foreign_merchant")]).toBe(1);
   });
 });
 
