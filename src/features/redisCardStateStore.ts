@@ -211,6 +211,9 @@ export class RedisCardStateStore implements CardStateStore {
   readonly #ttlMs: number;
   readonly #historyLength: number;
   readonly #deviceWindowMs: number;
+  // Scratch for the MACs' framing: update() copies synchronously, so one pair serves every MAC.
+  readonly #keyLengthScratch = Buffer.alloc(4);
+  readonly #positionScratch = Buffer.alloc(8);
   readonly #stats: CardStateStoreStats = {
     reads: 0,
     hits: 0,
@@ -438,12 +441,11 @@ export class RedisCardStateStore implements CardStateStore {
   }
 
   #historyMac(historyKey: string, entry: Buffer): Buffer {
-    const keyBytes = Buffer.from(historyKey, "utf8");
-    const keyLength = Buffer.allocUnsafe(4);
-    keyLength.writeUInt32BE(keyBytes.length, 0);
+    const keyLength = this.#keyLengthScratch;
+    keyLength.writeUInt32BE(Buffer.byteLength(historyKey, "utf8"), 0);
     return createHmac("sha256", this.#hmacKey)
       .update(keyLength)
-      .update(keyBytes)
+      .update(historyKey, "utf8")
       .update(entry)
       .digest()
       .subarray(0, HISTORY_MAC_BYTES);
@@ -451,15 +453,15 @@ export class RedisCardStateStore implements CardStateStore {
 
   /** HMAC-SHA256 over u32 key length | key | u64 position | state bytes (unambiguous framing). */
   #mac(key: string, position: StreamPosition, bytes: Uint8Array): Buffer {
-    const keyBytes = Buffer.from(key, "utf8");
-    const header = Buffer.allocUnsafe(12);
-    header.writeUInt32BE(keyBytes.length, 0);
-    header.writeUInt32BE(Math.floor(position / 2 ** 32), 4);
-    header.writeUInt32BE(position >>> 0, 8);
+    const keyLength = this.#keyLengthScratch;
+    const positionBytes = this.#positionScratch;
+    keyLength.writeUInt32BE(Buffer.byteLength(key, "utf8"), 0);
+    positionBytes.writeUInt32BE(Math.floor(position / 2 ** 32), 0);
+    positionBytes.writeUInt32BE(position >>> 0, 4);
     return createHmac("sha256", this.#hmacKey)
-      .update(header.subarray(0, 4))
-      .update(keyBytes)
-      .update(header.subarray(4))
+      .update(keyLength)
+      .update(key, "utf8")
+      .update(positionBytes)
       .update(bytes)
       .digest();
   }
