@@ -34,6 +34,15 @@ export interface BenchPlan {
     readonly stepsPerRound: number;
   };
   readonly ceiling: { readonly records: number; readonly perfRecords: number; readonly partitions: number };
+  readonly noisyNeighbour: { readonly rate: number };
+  readonly hotPath: {
+    readonly drainTransactions: number;
+    readonly warmupTransactions: number;
+    readonly maxBatch: number;
+    readonly steadyRate: number;
+    readonly steadyS: number;
+    readonly steadyWarmupS: number;
+  };
   readonly coldStart: {
     readonly runsPerVariant: number;
     readonly transactions: number;
@@ -58,6 +67,15 @@ export const FULL_PLAN: BenchPlan = {
   state: { batchSizes: [1, 16, 64], rounds: 8, transactionsPerRound: 2_048 },
   model: { batchSizes: [1, 16, 64, 256], rounds: 20, stepsPerRound: 1_000 },
   ceiling: { records: 100_000, perfRecords: 500_000, partitions: 12 },
+  noisyNeighbour: { rate: 1_000 },
+  hotPath: {
+    drainTransactions: 200_000,
+    warmupTransactions: 10_000,
+    maxBatch: 64,
+    steadyRate: 1_000,
+    steadyS: 20,
+    steadyWarmupS: 3,
+  },
   coldStart: { runsPerVariant: 3, transactions: 100, rate: 100 },
 };
 
@@ -78,5 +96,14 @@ export const SMOKE_PLAN: BenchPlan = {
   state: { batchSizes: [1, 16], rounds: 2, transactionsPerRound: 128 },
   model: { batchSizes: [1, 64], rounds: 2, stepsPerRound: 20 },
   ceiling: { records: 3_000, perfRecords: 20_000, partitions: 4 },
+  noisyNeighbour: { rate: 300 },
+  hotPath: {
+    drainTransactions: 5_000,
+    warmupTransactions: 500,
+    maxBatch: 64,
+    steadyRate: 1_000,
+    steadyS: 2,
+    steadyWarmupS: 0.5,
+  },
   coldStart: { runsPerVariant: 1, transactions: 10, rate: 20 },
 };

@@ -21,6 +21,8 @@ import { coldStart } from "./sections/coldStart.js";
 import { decode } from "./sections/decode.js";
 import { endToEnd } from "./sections/endToEnd.js";
 import { model } from "./sections/model.js";
+import { noisyNeighbour } from "./sections/noisyNeighbour.js";
+import { hotPath } from "./sections/hotPath.js";
 import { state } from "./sections/state.js";
 import { BenchContext } from "./support/benchContext.js";
 import { buildCompiledScorer } from "./support/compiledScorer.js";
@@ -33,10 +35,12 @@ const SECTIONS: ReadonlyArray<readonly [SectionName, (ctx: BenchContext) => Prom
   ["decode", decode],
   ["model", model],
   ["state", state],
+  ["hotPath", hotPath],
   ["batching", batching],
   ["ceiling", ceiling],
   ["coldStart", coldStart],
   ["endToEnd", endToEnd],
+  ["noisyNeighbour", noisyNeighbour],
 ];
 
 const { values: args } = parseArgs({

@@ -6,6 +6,8 @@ import type { ColdStartResult } from "../sections/coldStart.js";
 import type { DecodeResult } from "../sections/decode.js";
 import type { EndToEndResult } from "../sections/endToEnd.js";
 import type { ModelResult } from "../sections/model.js";
+import type { HotPathResult } from "../sections/hotPath.js";
+import type { NoisyNeighbourResult } from "../sections/noisyNeighbour.js";
 import type { StateResult } from "../sections/state.js";
 import type { BenchPlan } from "../benchPlan.js";
 
@@ -48,6 +50,8 @@ export interface BenchResults {
   readonly model: ModelResult | SectionError;
   readonly ceiling: CeilingResult | SectionError;
   readonly coldStart: ColdStartResult | SectionError;
+  readonly hotPath?: HotPathResult | SectionError;
+  readonly noisyNeighbour?: NoisyNeighbourResult | SectionError;
 }
 
 export const SECTION_NAMES = [
@@ -58,6 +62,8 @@ export const SECTION_NAMES = [
   "model",
   "ceiling",
   "coldStart",
+  "hotPath",
+  "noisyNeighbour",
 ] as const;
 export type SectionName = (typeof SECTION_NAMES)[number];
 

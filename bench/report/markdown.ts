@@ -15,6 +15,7 @@ import { ceilingReport } from "./sections/ceiling.js";
 import { coldStartReport } from "./sections/coldStart.js";
 import { decodeReport } from "./sections/decode.js";
 import { endToEndReport } from "./sections/endToEnd.js";
+import { hotPathReport, noisyNeighbourReport } from "./sections/hotPath.js";
 import { modelReport } from "./sections/model.js";
 import { stateReport } from "./sections/state.js";
 
@@ -34,6 +35,8 @@ const RENDERERS: { readonly [Name in SectionName]: SectionRenderer<SectionResult
   model: modelReport,
   ceiling: ceilingReport,
   coldStart: coldStartReport,
+  hotPath: hotPathReport,
+  noisyNeighbour: noisyNeighbourReport,
 };
 
 /** The renderer and result of each section, in report order (SECTION_NAMES). */

@@ -40,7 +40,7 @@ export interface EndToEndResult {
 }
 
 /** The scorer with its own topics, state namespace and a collector on its decisions. */
-class ScorerRig {
+export class ScorerRig {
   /** A step left a backlog or degraded mode behind: the next step needs a fresh scorer. */
   dirty = false;
 
@@ -83,7 +83,7 @@ const START_LEAD_MS = 500;
  */
 export const MAX_FALLBACK_SHARE = 0.01;
 
-async function runStep(ctx: BenchContext, rig: ScorerRig, rate: number): Promise<RateStep> {
+export async function runStep(ctx: BenchContext, rig: ScorerRig, rate: number): Promise<RateStep> {
   const { warmupS, measureS, drainS, budgetMs } = ctx.plan.endToEnd;
   const count = Math.round(rate * (warmupS + measureS));
   const sink = new LatencySink(budgetMs);

@@ -1,6 +1,6 @@
 // Binary form of one card-history entry, shared by the Redis and in-memory state stores so both
 // keep (and clamp) exactly the same thing: u16 big-endian deviceCardCount | transaction payload.
-import type { HistoryEntry } from "../scoring/ports.js";
+import type { HistoryEntry } from "./cardStatePort.js";
 
 /** deviceCardCount is stored in two bytes; larger fan-outs are remembered as this. */
 export const MAX_STORED_DEVICE_CARD_COUNT = 0xffff;

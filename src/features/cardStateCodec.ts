@@ -27,6 +27,8 @@ export class CardStateCodecError extends Error {
 }
 
 const SCALARS = 13;
+/** h and c are copied as bytes where the host's float layout is the format's (little-endian). */
+const HOST_IS_LITTLE_ENDIAN = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1;
 
 export function encodedCardStateSize(state: CardState): number {
   const hidden = state.h.length;
@@ -54,8 +56,11 @@ export function encodeCardState(state: CardState): Uint8Array {
   o += 1;
   view.setUint16(o, hidden, true);
   o += 2;
-  for (const arr of [state.h, state.c])
-    for (let i = 0; i < hidden; i++, o += 4) view.setFloat32(o, arr[i]!, true);
+  for (const arr of [state.h, state.c]) {
+    if (HOST_IS_LITTLE_ENDIAN) bytes.set(new Uint8Array(arr.buffer, arr.byteOffset, 4 * hidden), o);
+    else for (let i = 0; i < hidden; i++) view.setFloat32(o + 4 * i, arr[i]!, true);
+    o += 4 * hidden;
+  }
   view.setUint32(o, state.txCount, true);
   o += 4;
   const v = state.velocity;
@@ -119,7 +124,11 @@ export function decodeCardState(bytes: Uint8Array): CardState {
   const h = new Float32Array(hidden);
   const c = new Float32Array(hidden);
   need(8 * hidden, "h/c");
-  for (const arr of [h, c]) for (let i = 0; i < hidden; i++, o += 4) arr[i] = view.getFloat32(o, true);
+  for (const arr of [h, c]) {
+    if (HOST_IS_LITTLE_ENDIAN) new Uint8Array(arr.buffer).set(bytes.subarray(o, o + 4 * hidden));
+    else for (let i = 0; i < hidden; i++) arr[i] = view.getFloat32(o + 4 * i, true);
+    o += 4 * hidden;
+  }
   need(4 + 8 * SCALARS, "the scalar fields");
   const txCount = view.getUint32(o, true);
   o += 4;

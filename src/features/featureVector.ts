@@ -165,7 +165,11 @@ function computeRaw(
   raw[INDEX.device_card_count_24h] = hashes.device === 0 ? 0 : shared.deviceCardCount24h;
 }
 
-/** Writes FEATURE_COUNT scaled floats for `tx` into out[offset …]. `state` is the card's state before `tx`. */
+/**
+ * Writes FEATURE_COUNT scaled floats for `tx` into out[offset …]. `state` is the card's state before `tx`.
+ * With `rawOut`, also the raw values into rawOut[offset …], so the rules can read them
+ * (featureFactsFromRaw) instead of computing them a second time.
+ */
 export function computeFeatures(
   tx: fraud.v1.ITransaction,
   hashes: FeatureHashes,
@@ -173,9 +177,11 @@ export function computeFeatures(
   shared: SharedSignals,
   out: Float32Array,
   offset: number,
+  rawOut?: Float64Array,
 ): void {
   computeRaw(tx, hashes, state, shared);
   for (let i = 0; i < SCALES.length; i++) out[offset + i] = SCALES[i]!(raw[i]!);
+  rawOut?.set(raw, offset);
 }
 
 /** Stands in for missing state while computing raw values; state-derived facts are dropped. */
@@ -192,12 +198,20 @@ export function computeFeatureFacts(
   shared: SharedSignals | null,
 ): FeatureFacts {
   computeRaw(tx, hashes, state ?? NO_STATE_PLACEHOLDER, shared ?? { deviceCardCount24h: 0 });
+  return featureFactsFromRaw(raw, state !== null, shared !== null);
+}
+
+/**
+ * The named facts of raw values computeFeatures already wrote (its `rawOut`, FEATURE_COUNT values),
+ * computed with card state and shared signals known: the same object computeFeatureFacts returns.
+ */
+export function featureFactsFromRaw(values: Float64Array, hasState = true, hasShared = true): FeatureFacts {
   const facts: FeatureFacts = {};
   for (let i = 0; i < DEFS.length; i++) {
     const def = DEFS[i]!;
-    if (def.source === "state" && state === null) continue;
-    if (def.source === "shared" && shared === null) continue;
-    facts[def.name] = raw[i]!;
+    if (def.source === "state" && !hasState) continue;
+    if (def.source === "shared" && !hasShared) continue;
+    facts[def.name] = values[i]!;
   }
   return facts;
 }

@@ -10,7 +10,7 @@ import type {
   StateReadResult,
   StoredCardState,
   WriteOutcome,
-} from "../scoring/ports.js";
+} from "./cardStatePort.js";
 import { decodeHistoryEntry, encodeHistoryEntry } from "./cardHistoryCodec.js";
 import { DEFAULT_DEVICE_WINDOW_MS, deviceWindowBucket } from "./deviceWindowBuckets.js";
 

@@ -1,6 +1,10 @@
 // Card state in Redis: HMAC-verified reads, compare-and-set writes on stream position, a capped
 // per-card history for rebuilding state, and per-device fan-out HyperLogLogs. Every method is one
-// network round trip for the whole batch (src/features/redisRoundTrip.ts).
+// network round trip for the whole batch (src/features/redisRoundTrip.ts), and reads and writes
+// are one script call per batch (per node on a Cluster, the script flagged allow-cross-slot-keys):
+// building one Redis command per card cost more CPU than everything else the scorer does.
+// The read script returns the history of every card without state in the same reply, so a new
+// card costs no second round trip.
 //
 // Key layout ({...} is the Redis Cluster hash tag; a card's two keys share it so the write script
 // may touch both):
@@ -18,7 +22,7 @@
 //
 // The MAC covers key, position and state bytes, so a value altered, rolled to another position
 // or copied to another card's (or model's) key fails verification and is read as absent.
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, createSecretKey, timingSafeEqual, type KeyObject } from "node:crypto";
 import type { ChainableCommander } from "ioredis";
 import type {
   CardStateStore,
@@ -29,11 +33,18 @@ import type {
   StoredCardState,
   StreamPosition,
   WriteOutcome,
-} from "../scoring/ports.js";
+} from "./cardStatePort.js";
 import { DAY_MS, HOUR_MS } from "./cardState.js";
 import { decodeHistoryEntry, encodeHistoryEntry } from "./cardHistoryCodec.js";
 import { DEFAULT_DEVICE_WINDOW_MS, deviceWindowBucket } from "./deviceWindowBuckets.js";
-import { roundTrip, type CommandReply, type QueuedCommand, type RedisClient } from "./redisRoundTrip.js";
+import {
+  groupByNode,
+  nodeRoundTrip,
+  roundTrip,
+  type CommandReply,
+  type QueuedCommand,
+  type RedisClient,
+} from "./redisRoundTrip.js";
 
 export interface RedisCardStateStoreOptions {
   readonly redis: RedisClient;
@@ -64,7 +75,10 @@ export interface CardStateStoreStats {
 
 export type CardStateStoreErrorKind = "redis_reply";
 
-/** A command of a batch failed in Redis; the batch as a whole is reported failed. */
+/**
+ * A command of a batch failed in Redis; the batch as a whole is reported failed. Its key is
+ * redacted (redactedKey): errors are logged, and a log line never carries a card id.
+ */
 export class CardStateStoreError extends Error {
   override readonly name = "CardStateStoreError";
   constructor(
@@ -89,38 +103,117 @@ const isStoredPosition = (position: number) => Number.isSafeInteger(position) &&
 /** A key of the wrong type can only have been written by something else: poisoned, not an outage. */
 const isWrongType = (error: Error) => error.message.startsWith("WRONGTYPE");
 
-// KEYS[1] state hash, KEYS[2] history list.
-// ARGV[1] position, ARGV[2] value, ARGV[3] ttl ms, ARGV[4] history length, ARGV[5..] history entries.
-// A stored `p` that is not a number (tampered) does not block the write. A key of the wrong type
-// (also tampered) is replaced rather than failing the card's writes until it expires.
-const CAS_WRITE_LUA = `
-if redis.call('TYPE', KEYS[1]).ok ~= 'hash' then redis.call('DEL', KEYS[1]) end
-if redis.call('TYPE', KEYS[2]).ok ~= 'list' then redis.call('DEL', KEYS[2]) end
-local stored = tonumber(redis.call('HGET', KEYS[1], 'p') or '')
-if stored and stored >= tonumber(ARGV[1]) then return 0 end
-redis.call('HSET', KEYS[1], 'p', ARGV[1], 'v', ARGV[2])
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-if #ARGV > 4 then
-  redis.call('RPUSH', KEYS[2], unpack(ARGV, 5))
-  redis.call('LTRIM', KEYS[2], -tonumber(ARGV[4]), -1)
+// The keys travel in ARGV, after their count: a Cluster refuses (CROSSSLOT) a command whose
+// declared keys span slots, whatever the script's flags. KEYS[1] is the first of them, declared
+// so the call is routed (or MOVED) to the node that serves it; the caller sends every key of a
+// call to that node.
+//
+// Keys: per card its state hash and history list, then per device touch its current and previous
+// bucket. Then: number of cards, bucket TTL ms, the card id of each touch.
+// Per card three replies: p, v (nil when absent; "wrongtype", nil for a key of the wrong type)
+// and, when the state is absent or unreadable, the history list ("wrongtype" when not a list);
+// then one PFCOUNT per touch. Each bucket's TTL is set once per call.
+const READ_BATCH_LUA = `#!lua flags=allow-cross-slot-keys
+local K = tonumber(ARGV[1])
+local function key(i) return ARGV[1 + i] end
+local function arg(i) return ARGV[1 + K + i] end
+local n = tonumber(arg(1))
+local out = {}
+for i = 1, n do
+  local r = redis.pcall('HMGET', key(2 * i - 1), 'p', 'v')
+  local readable = r.err == nil
+  if readable then
+    out[#out + 1] = r[1]
+    out[#out + 1] = r[2]
+  else
+    out[#out + 1] = 'wrongtype'
+    out[#out + 1] = false
+  end
+  if readable and (r[1] or r[2]) then
+    out[#out + 1] = false
+  else
+    local h = redis.pcall('LRANGE', key(2 * i), 0, -1)
+    if h.err then out[#out + 1] = 'wrongtype' else out[#out + 1] = h end
+  end
 end
-redis.call('PEXPIRE', KEYS[2], ARGV[3])
-return 1
+local expiring = {}
+for t = 1, (K - 2 * n) / 2 do
+  local current = key(2 * n + 2 * t - 1)
+  redis.call('PFADD', current, arg(2 + t))
+  if not expiring[current] then
+    expiring[current] = true
+    redis.call('PEXPIRE', current, arg(2))
+  end
+  out[#out + 1] = redis.call('PFCOUNT', current, key(2 * n + 2 * t))
+end
+return out
 `;
-const CAS_COMMAND = "fraudScorerCasCardState";
-type CasPipeline = ChainableCommander & {
-  [CAS_COMMAND](stateKey: string, historyKey: string, ...args: (string | number | Buffer)[]): void;
+
+// Keys (in ARGV, as above): per write its state hash and history list. Then: ttl ms, history
+// length, and per write: position, value, entry count, entries. One reply per write: 1 applied, 0 stale.
+// A stored \`p\` that is not a number (tampered) does not block the write. A key of the wrong type
+// (also tampered) is replaced rather than failing the card's writes until it expires.
+const CAS_WRITE_BATCH_LUA = `#!lua flags=allow-cross-slot-keys
+local K = tonumber(ARGV[1])
+local ttl, cap = ARGV[K + 2], tonumber(ARGV[K + 3])
+local a = K + 4
+local out = {}
+for w = 1, K / 2 do
+  local sk, hk = ARGV[2 * w], ARGV[2 * w + 1]
+  local position, value, entries = ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2])
+  a = a + 3
+  local st = redis.call('TYPE', sk).ok
+  if st ~= 'hash' and st ~= 'none' then redis.call('DEL', sk) end
+  local ht = redis.call('TYPE', hk).ok
+  if ht ~= 'list' and ht ~= 'none' then redis.call('DEL', hk) end
+  local stored = tonumber(redis.call('HGET', sk, 'p') or '')
+  if stored and stored >= tonumber(position) then
+    out[w] = 0
+  else
+    redis.call('HSET', sk, 'p', position, 'v', value)
+    redis.call('PEXPIRE', sk, ttl)
+    if entries > 0 then
+      redis.call('RPUSH', hk, unpack(ARGV, a, a + entries - 1))
+      redis.call('LTRIM', hk, -cap, -1)
+    end
+    redis.call('PEXPIRE', hk, ttl)
+    out[w] = 1
+  end
+  a = a + entries
+end
+return out
+`;
+const READ_COMMAND = "fraudScorerReadCardStates";
+/** ioredis adds a …Buffer variant of each defined command that keeps replies binary. */
+const READ_COMMAND_BUFFER = "fraudScorerReadCardStatesBuffer";
+const WRITE_COMMAND = "fraudScorerCasCardStates";
+type ScriptArg = string | number | Buffer;
+type ScriptPipeline = ChainableCommander & {
+  [READ_COMMAND_BUFFER](routingKey: string, keyCount: number, ...args: ScriptArg[]): void;
+  [WRITE_COMMAND](routingKey: string, keyCount: number, ...args: ScriptArg[]): void;
 };
+
+const scriptsDefined = new WeakSet<RedisClient>();
+function defineScripts(client: RedisClient): void {
+  if (scriptsDefined.has(client)) return;
+  scriptsDefined.add(client);
+  client.defineCommand(READ_COMMAND, { numberOfKeys: 1, lua: READ_BATCH_LUA });
+  client.defineCommand(WRITE_COMMAND, { numberOfKeys: 1, lua: CAS_WRITE_BATCH_LUA });
+}
 
 export class RedisCardStateStore implements CardStateStore {
   readonly #redis: RedisClient;
   readonly #namespace: string;
   readonly #statePrefix: string;
   readonly #historyPrefix: string;
-  readonly #hmacKey: Buffer;
+  /** A KeyObject, not the raw bytes: createHmac then skips importing the key on every MAC (a third cheaper). */
+  readonly #hmacKey: KeyObject;
   readonly #ttlMs: number;
   readonly #historyLength: number;
   readonly #deviceWindowMs: number;
+  // Scratch for the MACs' framing: update() copies synchronously, so one pair serves every MAC.
+  readonly #keyLengthScratch = Buffer.alloc(4);
+  readonly #positionScratch = Buffer.alloc(8);
   readonly #stats: CardStateStoreStats = {
     reads: 0,
     hits: 0,
@@ -158,12 +251,12 @@ export class RedisCardStateStore implements CardStateStore {
     this.#namespace = namespace;
     this.#statePrefix = `${namespace}:state:${featureSchemaVersion}:${modelVersion}:`;
     this.#historyPrefix = `${namespace}:hist:${featureSchemaVersion}:`;
-    this.#hmacKey = Buffer.from(hmacKey);
+    this.#hmacKey = createSecretKey(Buffer.from(hmacKey));
     this.#ttlMs = ttlMs;
     this.#historyLength = historyLength;
     this.#deviceWindowMs = deviceWindowMs;
     // defineCommand sends EVALSHA and falls back to EVAL on NOSCRIPT (e.g. after a failover).
-    redis.defineCommand(CAS_COMMAND, { numberOfKeys: 2, lua: CAS_WRITE_LUA });
+    defineScripts(redis);
   }
 
   get stats(): Readonly<CardStateStoreStats> {
@@ -183,47 +276,65 @@ export class RedisCardStateStore implements CardStateStore {
   }
 
   async readBatch({ cardIds, deviceTouches, nowMs }: StateReadRequest): Promise<StateReadResult> {
-    const commands: QueuedCommand[] = [];
+    const n = cardIds.length;
     const stateKeys = cardIds.map((cardId) => this.stateKey(cardId));
-    for (const key of stateKeys) commands.push({ key, enqueue: (p) => p.hmgetBuffer(key, "p", "v") });
-
     const bucket = deviceWindowBucket(nowMs, this.#deviceWindowMs);
     // Alive through the end of the next bucket, the last one that counts it; relative to Redis's
     // clock, so a batch of old records cannot set an expiry in the past and delete the key.
     const bucketTtlMs = (bucket + 2) * this.#deviceWindowMs - nowMs + DEVICE_BUCKET_SLACK_MS;
-    const countReplyIndex: number[] = [];
-    const expiring = new Set<string>();
-    for (const { deviceKey, cardId } of deviceTouches) {
-      const current = this.deviceBucketKey(deviceKey, bucket);
-      const previous = this.deviceBucketKey(deviceKey, bucket - 1);
-      commands.push({ key: current, enqueue: (p) => p.pfadd(current, cardId) });
-      if (!expiring.has(current)) {
-        expiring.add(current);
-        commands.push({ key: current, enqueue: (p) => p.pexpire(current, bucketTtlMs) });
-      }
-      countReplyIndex.push(commands.length);
-      commands.push({ key: current, enqueue: (p) => p.pfcount(current, previous) });
-    }
-
-    const replies = await roundTrip(this.#redis, commands);
-
-    let tampered = 0;
-    const states = stateKeys.map((key, i): StoredCardState | undefined => {
-      const [error, reply] = replies[i]!;
-      const outcome = error ? throwUnlessWrongType(error, key) : this.#verify(key, reply as HmgetReply);
-      this.#stats.reads++;
-      if (outcome === "tampered") {
-        tampered++;
-        this.#stats.tampered++;
-        return undefined;
-      }
-      if (outcome === undefined) this.#stats.misses++;
-      else this.#stats.hits++;
-      return outcome;
+    // One script call per node: cards and touches grouped by the node of their keys.
+    const units = [
+      ...cardIds.map((cardId, i) => ({ key: stateKeys[i]!, card: i, touch: -1 })),
+      ...deviceTouches.map((_, t) => ({
+        key: this.deviceBucketKey(deviceTouches[t]!.deviceKey, bucket),
+        card: -1,
+        touch: t,
+      })),
+    ];
+    const groups = groupByNode(this.#redis, units);
+    const commands = groups.map((group): QueuedCommand => {
+      const cards = group.filter((u) => u.card >= 0);
+      const touches = group.filter((u) => u.touch >= 0);
+      const keys: string[] = [];
+      for (const { card } of cards) keys.push(stateKeys[card]!, this.historyKey(cardIds[card]!));
+      for (const { key, touch } of touches)
+        keys.push(key, this.deviceBucketKey(deviceTouches[touch]!.deviceKey, bucket - 1));
+      const args = [String(cards.length), String(bucketTtlMs)];
+      for (const { touch } of touches) args.push(deviceTouches[touch]!.cardId);
+      return {
+        key: group[0]!.key,
+        enqueue: (p) => (p as ScriptPipeline)[READ_COMMAND_BUFFER](keys[0]!, keys.length, ...keys, ...args),
+      };
     });
-    for (let i = stateKeys.length; i < commands.length; i++) throwIfFailed(replies[i]!, commands[i]!.key);
-    const deviceCardCounts = countReplyIndex.map((i) => Number(replies[i]![1]));
-    return { states, deviceCardCounts, tampered };
+    const replies = await nodeRoundTrip(this.#redis, commands, defineScripts);
+
+    const states = new Array<StoredCardState | undefined>(n);
+    const histories = new Array<HistoryEntry[] | undefined>(n);
+    const deviceCardCounts = new Array<number>(deviceTouches.length);
+    let tampered = 0;
+    groups.forEach((group, g) => {
+      throwIfFailed(replies[g]!, commands[g]!.key);
+      const reply = replies[g]![1] as Array<Buffer | null | number | Buffer[]>;
+      let r = 0;
+      for (const { card, touch } of group) {
+        if (touch >= 0) continue;
+        const key = stateKeys[card]!;
+        const p = reply[r++] as Buffer | null;
+        const v = reply[r++] as Buffer | null;
+        const history = reply[r++] as Buffer[] | Buffer | null;
+        const outcome = this.#verify(key, [p, v]);
+        this.#stats.reads++;
+        if (outcome === "tampered") {
+          tampered++;
+          this.#stats.tampered++;
+        } else if (outcome === undefined) this.#stats.misses++;
+        else this.#stats.hits++;
+        states[card] = outcome === "tampered" ? undefined : outcome;
+        if (history !== null) histories[card] = this.#historyFrom(this.historyKey(cardIds[card]!), history);
+      }
+      for (const { touch } of group) if (touch >= 0) deviceCardCounts[touch] = Number(reply[r++]);
+    });
+    return { states, deviceCardCounts, tampered, histories };
   }
 
   async readHistories(cardIds: readonly string[]): Promise<HistoryEntry[][]> {
@@ -239,50 +350,66 @@ export class RedisCardStateStore implements CardStateStore {
         this.#stats.tampered++;
         return [];
       }
-      let forged = false;
-      const entries = (reply as Buffer[]).flatMap((stored) => {
-        const entry = this.#verifyHistoryEntry(key, stored);
-        if (entry === undefined) forged = true;
-        return entry ?? [];
-      });
-      if (forged) this.#stats.tampered++;
-      return entries;
+      return this.#historyFrom(key, reply as Buffer[]);
     });
   }
 
+  /** A history list as read: verified entries, a forged or wrong-type one counted as tampering. */
+  #historyFrom(key: string, reply: Buffer[] | Buffer): HistoryEntry[] {
+    if (!Array.isArray(reply)) {
+      this.#stats.tampered++;
+      return [];
+    }
+    let forged = false;
+    const entries: HistoryEntry[] = [];
+    for (const stored of reply) {
+      const entry = this.#verifyHistoryEntry(key, stored);
+      if (entry === undefined) forged = true;
+      else entries.push(entry);
+    }
+    if (forged) this.#stats.tampered++;
+    return entries;
+  }
+
   async writeBatch(writes: readonly CardStateWrite[]): Promise<WriteOutcome[]> {
-    const commands = writes.map(({ cardId, bytes, position, history }): QueuedCommand => {
+    for (const { position } of writes) {
       if (!isStoredPosition(position)) {
-        throw new RangeError(`position ${position} of card ${cardId} is not a non-negative safe integer`);
+        throw new RangeError(`position ${position} is not a non-negative safe integer`);
       }
-      const stateKey = this.stateKey(cardId);
-      const historyKey = this.historyKey(cardId);
-      const value = Buffer.concat([bytes, this.#mac(stateKey, position, bytes)]);
-      const entries = history.map((entry) => this.#signHistoryEntry(historyKey, encodeHistoryEntry(entry)));
+    }
+    const units = writes.map(({ cardId }, i) => ({ key: this.stateKey(cardId), write: i }));
+    const groups = groupByNode(this.#redis, units);
+    const commands = groups.map((group): QueuedCommand => {
+      const keys: string[] = [];
+      const args: ScriptArg[] = [String(this.#ttlMs), String(this.#historyLength)];
+      for (const { key, write } of group) {
+        const { cardId, bytes, position, history } = writes[write]!;
+        const historyKey = this.historyKey(cardId);
+        keys.push(key, historyKey);
+        args.push(String(position), Buffer.concat([bytes, this.#mac(key, position, bytes)]), history.length);
+        for (const entry of history) args.push(this.#signHistoryEntry(historyKey, encodeHistoryEntry(entry)));
+      }
       return {
-        key: stateKey,
-        enqueue: (p) =>
-          (p as CasPipeline)[CAS_COMMAND](
-            stateKey,
-            historyKey,
-            String(position),
-            value,
-            this.#ttlMs,
-            this.#historyLength,
-            ...entries,
-          ),
+        key: group[0]!.key,
+        enqueue: (p) => (p as ScriptPipeline)[WRITE_COMMAND](keys[0]!, keys.length, ...keys, ...args),
       };
     });
-    const replies = await roundTrip(this.#redis, commands);
-    return replies.map((reply, i): WriteOutcome => {
-      throwIfFailed(reply, commands[i]!.key);
-      if (reply[1] === 1) {
-        this.#stats.appliedWrites++;
-        return "applied";
-      }
-      this.#stats.staleWrites++;
-      return "stale";
+    const replies = await nodeRoundTrip(this.#redis, commands, defineScripts);
+    const outcomes = new Array<WriteOutcome>(writes.length);
+    groups.forEach((group, g) => {
+      throwIfFailed(replies[g]!, commands[g]!.key);
+      const reply = replies[g]![1] as number[];
+      group.forEach(({ write }, k) => {
+        if (reply[k] === 1) {
+          this.#stats.appliedWrites++;
+          outcomes[write] = "applied";
+        } else {
+          this.#stats.staleWrites++;
+          outcomes[write] = "stale";
+        }
+      });
     });
+    return outcomes;
   }
 
   #verify(key: string, [p, v]: HmgetReply): StoredCardState | undefined | "tampered" {
@@ -314,12 +441,11 @@ export class RedisCardStateStore implements CardStateStore {
   }
 
   #historyMac(historyKey: string, entry: Buffer): Buffer {
-    const keyBytes = Buffer.from(historyKey, "utf8");
-    const keyLength = Buffer.allocUnsafe(4);
-    keyLength.writeUInt32BE(keyBytes.length, 0);
+    const keyLength = this.#keyLengthScratch;
+    keyLength.writeUInt32BE(Buffer.byteLength(historyKey, "utf8"), 0);
     return createHmac("sha256", this.#hmacKey)
       .update(keyLength)
-      .update(keyBytes)
+      .update(historyKey, "utf8")
       .update(entry)
       .digest()
       .subarray(0, HISTORY_MAC_BYTES);
@@ -327,15 +453,15 @@ export class RedisCardStateStore implements CardStateStore {
 
   /** HMAC-SHA256 over u32 key length | key | u64 position | state bytes (unambiguous framing). */
   #mac(key: string, position: StreamPosition, bytes: Uint8Array): Buffer {
-    const keyBytes = Buffer.from(key, "utf8");
-    const header = Buffer.allocUnsafe(12);
-    header.writeUInt32BE(keyBytes.length, 0);
-    header.writeUInt32BE(Math.floor(position / 2 ** 32), 4);
-    header.writeUInt32BE(position >>> 0, 8);
+    const keyLength = this.#keyLengthScratch;
+    const positionBytes = this.#positionScratch;
+    keyLength.writeUInt32BE(Buffer.byteLength(key, "utf8"), 0);
+    positionBytes.writeUInt32BE(Math.floor(position / 2 ** 32), 0);
+    positionBytes.writeUInt32BE(position >>> 0, 4);
     return createHmac("sha256", this.#hmacKey)
-      .update(header.subarray(0, 4))
-      .update(keyBytes)
-      .update(header.subarray(4))
+      .update(keyLength)
+      .update(key, "utf8")
+      .update(positionBytes)
       .update(bytes)
       .digest();
   }
@@ -355,5 +481,22 @@ function throwUnlessWrongType(error: Error, key: string): "tampered" {
   return "tampered";
 }
 
-const replyError = (error: Error, key: string) =>
-  new CardStateStoreError("redis_reply", `Redis command on ${key} failed: ${error.message}`, key, error);
+/**
+ * A key as it may appear in logs and errors: the hash tag (a raw card id or device hash) is
+ * replaced by a short digest of it, enough to correlate lines, not to recover the card.
+ */
+export const redactedKey = (key: string): string =>
+  key.replace(
+    /\{([^}]*)\}/,
+    (_, tag: string) => `{#${createHash("sha256").update(tag).digest("hex").slice(0, 12)}}`,
+  );
+
+const replyError = (error: Error, key: string) => {
+  const shown = redactedKey(key);
+  return new CardStateStoreError(
+    "redis_reply",
+    `Redis command on ${shown} failed: ${error.message}`,
+    shown,
+    error,
+  );
+};

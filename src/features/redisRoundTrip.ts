@@ -44,6 +44,55 @@ export async function roundTrip(
   return replies;
 }
 
+/**
+ * One command per node, each touching keys of several slots of that node (a script flagged
+ * allow-cross-slot-keys): ioredis's Cluster refuses such commands, so on a Cluster each goes to
+ * the node's own client. `prepare` runs once per client before its first command (to define the
+ * scripts there). Replies come back in input order.
+ */
+export async function nodeRoundTrip(
+  redis: RedisClient,
+  commands: readonly QueuedCommand[],
+  prepare: (client: Redis) => void,
+): Promise<CommandReply[]> {
+  if (commands.length === 0) return [];
+  if (!isCluster(redis)) return execPipeline(redis.pipeline(), commands);
+  const clients = new Map<string, Redis>();
+  for (const node of redis.nodes("master")) clients.set(`${node.options.host}:${node.options.port}`, node);
+  return Promise.all(
+    commands.map(async (command) => {
+      const slot = clusterSlot(command.key);
+      const address = redis.slots[slot]?.[0];
+      const client = address === undefined ? undefined : clients.get(address);
+      // The slot, not the key: keys carry card ids, and this message ends up in logs.
+      if (client === undefined) return [new Error(`no node serves slot ${slot}`), null];
+      prepare(client);
+      const [reply] = await execPipeline(client.pipeline(), [command]);
+      return reply!;
+    }),
+  );
+}
+
+/**
+ * Units (cards, touches…) grouped by the node serving their key, in input order within a group:
+ * one group on a standalone Redis. What a multi-key script may touch in one call.
+ */
+export function groupByNode<T extends { readonly key: string }>(
+  redis: RedisClient,
+  units: readonly T[],
+): T[][] {
+  if (units.length === 0) return [];
+  if (!isCluster(redis)) return [units.slice()];
+  const groups = new Map<string, T[]>();
+  for (const unit of units) {
+    const group = nodeGroupOf(redis, clusterSlot(unit.key));
+    const members = groups.get(group);
+    if (members === undefined) groups.set(group, [unit]);
+    else members.push(unit);
+  }
+  return [...groups.values()];
+}
+
 async function execPipeline(pipeline: ChainableCommander, commands: readonly QueuedCommand[]) {
   for (const command of commands) command.enqueue(pipeline);
   const replies = await pipeline.exec();

@@ -181,7 +181,7 @@ export const configSchema = z
       modelTimeoutMs: integer(1, 10_000).optional(),
       breaker: z.object({
         errorThresholdPercentage: integer(1, 100).default(50),
-        resetTimeoutMs: integer(100, 600_000).default(5000),
+        resetTimeoutMs: integer(100, 600_000).default(1000),
         volumeThreshold: integer(0, 100_000).default(5),
       }),
       explainTopFeatures: integer(0, 32).default(3),

@@ -164,12 +164,20 @@ export const CONFIG_SETTINGS: readonly ConfigSetting[] = [
   setting("scoring.minBudgetForModelMs", "below this remaining budget the rules decide, ms", {
     env: "MIN_BUDGET_FOR_MODEL_MS",
   }),
-  setting("scoring.stateTimeoutMs", "state-store call timeout, ms (default: 20 % of the budget)", {
-    env: "STATE_TIMEOUT_MS",
-  }),
-  setting("scoring.modelTimeoutMs", "model call timeout, ms (default: 20 % of the budget)", {
-    env: "MODEL_TIMEOUT_MS",
-  }),
+  setting(
+    "scoring.stateTimeoutMs",
+    "state-store call timeout where no transaction budget bounds it, ms (default: 20 % of the budget); a scoring call gets what its budget has left",
+    {
+      env: "STATE_TIMEOUT_MS",
+    },
+  ),
+  setting(
+    "scoring.modelTimeoutMs",
+    "model call timeout where no transaction budget bounds it, ms (default: 20 % of the budget); a scoring call gets what its budget has left",
+    {
+      env: "MODEL_TIMEOUT_MS",
+    },
+  ),
   setting("scoring.breaker.errorThresholdPercentage", "failure percentage that opens a breaker", {
     env: "BREAKER_ERROR_THRESHOLD_PERCENTAGE",
   }),

@@ -1,8 +1,9 @@
 // Card-state maintenance off the decision path. When a batch's state call times out or fails,
 // its decisions are the rules' (inside the budget), and its transactions are queued here for
-// their state work (read, rebuild, model step, compare-and-set write; no decisions). While
-// anything is queued, later batches are decided by the rules and queue behind it, so a card's
-// transactions are still applied in order. The lane works through its queue in large coalesced
+// their state work (read, rebuild, model step, compare-and-set write; no decisions). While a
+// card has work queued here, its later transactions are decided by the rules and queue behind
+// it, so a card's transactions are still applied in order; other cards are scored by the model
+// as usual, and a card is the model's again as soon as its queued work is applied. The lane works through its queue in large coalesced
 // batches (one set of round trips for up to maxBatchItems transactions), so it catches up
 // faster than transactions arrive, and the model path resumes. A slow Redis therefore costs
 // model decisions for a while, never budget and never state; a Redis that is down costs the
@@ -29,6 +30,8 @@ export class DeferredStateLane {
     Pick<DeferredStateLaneOptions, "onDropped" | "onDeferred">;
   #queue: Array<readonly ScoringItem[]> = [];
   #pendingItems = 0;
+  /** Transactions queued or running, per card. */
+  readonly #pendingByCard = new Map<string, number>();
   #running = false;
   #queued = 0; // batches ever queued
   #done = 0; // batches ever finished
@@ -63,6 +66,11 @@ export class DeferredStateLane {
     return this.#pendingItems;
   }
 
+  /** True while this card has state work queued or running here. */
+  holds(cardId: string): boolean {
+    return this.#pendingByCard.has(cardId);
+  }
+
   defer(items: readonly ScoringItem[]): void {
     if (items.length === 0) return;
     if (this.#pendingItems + items.length > this.#options.maxPendingItems) {
@@ -72,6 +80,8 @@ export class DeferredStateLane {
     this.#queue.push(items);
     this.#queued++;
     this.#pendingItems += items.length;
+    for (const { tx } of items)
+      this.#pendingByCard.set(tx.cardId, (this.#pendingByCard.get(tx.cardId) ?? 0) + 1);
     this.#options.onDeferred?.(items.length);
     void this.#run();
   }
@@ -110,12 +120,19 @@ export class DeferredStateLane {
         }
         if (!applied) this.#options.onDropped?.(count, "failed");
         this.#pendingItems -= count;
+        for (const batch of taken) for (const { tx } of batch) this.#release(tx.cardId);
         this.#done += taken.length;
         this.#wake();
       }
     } finally {
       this.#running = false;
     }
+  }
+
+  #release(cardId: string): void {
+    const left = (this.#pendingByCard.get(cardId) ?? 1) - 1;
+    if (left > 0) this.#pendingByCard.set(cardId, left);
+    else this.#pendingByCard.delete(cardId);
   }
 
   #wake(): void {

@@ -1,6 +1,12 @@
 // A dependency call behind an opossum circuit breaker with a timeout derived from the budget.
 // A failed call is a value naming why (the fallback cause), never an exception: the scoring
 // loop hands those transactions to the rules engine and carries on.
+//
+// The timeout is ours, not opossum's, for two reasons. Each call gets the time its batch's
+// budget really has left (run's timeoutMs), not a fixed share. And a stalled event loop must not
+// turn into a timeout: when the timer fires, the reply may be sitting unread in the socket
+// because the loop was busy. So an expired timer first lets the loop's I/O phase run once
+// (setImmediate runs after it) and only then declares the call timed out if it is still pending.
 import CircuitBreaker from "opossum";
 
 export type CallFailure = "breaker_open" | "timeout" | "error";
@@ -19,8 +25,39 @@ export interface GuardOptions {
 const isOpenRejection = (err: unknown) => (err as { code?: string } | undefined)?.code === "EOPENBREAKER";
 const isTimeout = (err: unknown) => (err as { code?: string } | undefined)?.code === "ETIMEDOUT";
 
+/** Rejects with an ETIMEDOUT-coded error if `call` is still pending after `ms` and one I/O pass. */
+function withDeadline<T>(call: Promise<T>, ms: number, name: string): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let settled = false;
+    const timer = setTimeout(
+      () =>
+        setImmediate(() => {
+          if (settled) return;
+          settled = true;
+          reject(Object.assign(new Error(`${name} timed out after ${ms} ms`), { code: "ETIMEDOUT" }));
+        }),
+      ms,
+    );
+    call.then(
+      (value) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (err: unknown) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        reject(err instanceof Error ? err : new Error(String(err)));
+      },
+    );
+  });
+}
+
 export class GuardedCall {
   readonly name: string;
+  readonly #timeoutMs: number;
   readonly #breaker: CircuitBreaker<[() => Promise<unknown>], unknown>;
 
   constructor({
@@ -32,9 +69,10 @@ export class GuardedCall {
     onStateChange,
   }: GuardOptions) {
     this.name = name;
+    this.#timeoutMs = timeoutMs;
     this.#breaker = new CircuitBreaker((fn: () => Promise<unknown>) => fn(), {
       name,
-      timeout: timeoutMs,
+      timeout: false,
       errorThresholdPercentage,
       resetTimeout: resetTimeoutMs,
       volumeThreshold,
@@ -54,9 +92,14 @@ export class GuardedCall {
     return this.#breaker.halfOpen ? "half_open" : "closed";
   }
 
-  async run<T>(fn: () => Promise<T>): Promise<GuardedResult<T>> {
+  /** timeoutMs: this call's own limit (what its budget has left); the guard's default otherwise. */
+  async run<T>(fn: () => Promise<T>, timeoutMs = this.#timeoutMs): Promise<GuardedResult<T>> {
+    const ms = Math.max(1, timeoutMs);
     try {
-      return { ok: true, value: (await this.#breaker.fire(fn)) as T };
+      return {
+        ok: true,
+        value: (await this.#breaker.fire(() => withDeadline(fn(), ms, this.name))) as T,
+      };
     } catch (err) {
       if (isOpenRejection(err)) return { ok: false, failure: "breaker_open" };
       if (isTimeout(err)) return { ok: false, failure: "timeout", error: err as Error };

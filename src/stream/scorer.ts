@@ -108,10 +108,25 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
       logger.warn({ items, reason }, "card-state updates could not be applied");
     },
   });
+  // One warning per dependency and kind of failure per second, with how many it stands for: in
+  // an outage every batch fails, and a log line per batch would cost more than the batch.
+  const lastWarned = new Map<string, { atMs: number; suppressed: number }>();
   const events: ScoringEvents = {
     stateOutcome: (outcome, count) => metrics.countCardState(outcome, count),
-    dependencyFailure: (dependency, failure, error) =>
-      logger.warn({ dependency, failure, err: error }, "dependency call failed; rules decide"),
+    dependencyFailure: (dependency, failure, error) => {
+      const key = `${dependency}:${failure}`;
+      const nowMs = Date.now();
+      const last = lastWarned.get(key);
+      if (last !== undefined && nowMs - last.atMs < 1_000) {
+        last.suppressed++;
+        return;
+      }
+      lastWarned.set(key, { atMs: nowMs, suppressed: 0 });
+      logger.warn(
+        { dependency, failure, err: error, suppressedSinceLast: last?.suppressed ?? 0 },
+        "dependency call failed; rules decide",
+      );
+    },
   };
 
   const context: ScoringContext = {
@@ -141,7 +156,7 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
       await decisions.publish(batch);
       const ackedAt = Date.now();
       metrics.observeStage("produce", (performance.now() - t0) / 1000);
-      for (const d of batch) metrics.observeDecision(d, ackedAt);
+      metrics.observeDecisions(batch, ackedAt);
     },
   });
 

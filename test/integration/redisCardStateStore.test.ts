@@ -2,7 +2,9 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { Cluster, Redis } from "ioredis";
 import {
+  CardStateStoreError,
   RedisCardStateStore,
+  redactedKey,
   type RedisCardStateStoreOptions,
 } from "../../src/features/redisCardStateStore.js";
 import { clusterSlot, type RedisClient } from "../../src/features/redisRoundTrip.js";
@@ -306,13 +308,13 @@ describe("RedisCardStateStore against Redis", () => {
     expect(read.states).toEqual([undefined]);
   });
 
-  it("a batch of 64 cards is one pipeline and one socket write per call", async () => {
+  it("a batch of 64 cards is one script call and one socket write per call", async () => {
     const store = storeFor();
     const cards = Array.from({ length: 64 }, (_, i) => `batch-${i}`);
     const trips = countRoundTrips(redis);
 
     await store.writeBatch(cards.map((cardId, i) => write(cardId, i + 1, [entry(i)])));
-    expect(trips.take()).toEqual({ pipelines: 1, execs: 1, socketWrites: 1, commands: 64 });
+    expect(trips.take()).toEqual({ pipelines: 1, execs: 1, socketWrites: 1, commands: 1 });
 
     const read = await store.readBatch({
       cardIds: cards,
@@ -320,12 +322,33 @@ describe("RedisCardStateStore against Redis", () => {
       nowMs: NOW,
     });
     expect(read.states.every((s) => s !== undefined)).toBe(true);
-    // HMGET per card; PFADD + PFCOUNT per touch; one PEXPIRE per distinct device bucket.
-    expect(trips.take()).toEqual({ pipelines: 1, execs: 1, socketWrites: 1, commands: 64 + 64 * 2 + 8 });
+    // States, fan-out and the histories of cards without state: one script call.
+    expect(trips.take()).toEqual({ pipelines: 1, execs: 1, socketWrites: 1, commands: 1 });
 
     const histories = await store.readHistories(cards);
     expect(histories.every((h) => h.length === 1)).toBe(true);
     expect(trips.take()).toEqual({ pipelines: 1, execs: 1, socketWrites: 1, commands: 64 });
+  });
+
+  it("a failed batch names its key without the card id", async () => {
+    const store = storeFor();
+    const bucketKey = store.deviceBucketKey("redact-dev", Math.floor(NOW / DAY_MS));
+    await redis.set(bucketKey, "not a HyperLogLog");
+    const failed = await store
+      .readBatch({
+        cardIds: ["4111-secret-card"],
+        deviceTouches: [{ deviceKey: "redact-dev", cardId: "4111-secret-card" }],
+        nowMs: NOW,
+      })
+      .then(
+        () => undefined,
+        (err: unknown) => err as CardStateStoreError,
+      );
+    await redis.del(bucketKey);
+    expect(failed).toBeInstanceOf(CardStateStoreError);
+    expect(failed!.kind).toBe("redis_reply");
+    expect(`${failed!.message} ${failed!.key}`).not.toContain("4111-secret-card");
+    expect(failed!.key).toBe(redactedKey(store.stateKey("4111-secret-card")));
   });
 
   it("an empty batch makes no round trip", async () => {
@@ -337,6 +360,7 @@ describe("RedisCardStateStore against Redis", () => {
       states: [],
       deviceCardCounts: [],
       tampered: 0,
+      histories: [],
     });
     expect(trips.take().socketWrites).toBe(0);
   });
@@ -438,7 +462,7 @@ describe("RedisCardStateStore on a Redis Cluster", () => {
     expect(clusterSlot(store.stateKey("c-1"))).toBe(clusterSlot(store.historyKey("c-1")));
   });
 
-  it("a batch spanning every node reads, writes and counts in one pipeline per node", async () => {
+  it("a batch spanning every node reads, writes and counts in one script call per node", async () => {
     const store = throwawayStore(cluster);
     const cards = Array.from({ length: 64 }, (_, i) => `cl-card-${i}`);
     const nodes = new Set(cards.map((c) => cluster.slots[clusterSlot(store.stateKey(c))]![0]));
@@ -447,7 +471,7 @@ describe("RedisCardStateStore on a Redis Cluster", () => {
 
     const outcomes = await store.writeBatch(cards.map((cardId, i) => write(cardId, i + 1, [entry(i)])));
     expect(outcomes.every((o) => o === "applied")).toBe(true);
-    expect(trips.take()).toMatchObject({ pipelines: 3, execs: 3 });
+    expect(trips.take()).toMatchObject({ pipelines: 3, execs: 3, commands: 3 });
 
     const read = await store.readBatch({
       cardIds: cards,
@@ -456,7 +480,7 @@ describe("RedisCardStateStore on a Redis Cluster", () => {
     });
     expect(read.states.map((s) => s?.position)).toEqual(cards.map((_, i) => i + 1));
     expect(read.deviceCardCounts.at(-1)).toBe(64);
-    expect(trips.take()).toMatchObject({ pipelines: 3, execs: 3 });
+    expect(trips.take()).toMatchObject({ pipelines: 3, execs: 3, commands: 3 });
 
     const histories = await store.readHistories(cards);
     expect(histories.map((h) => h[0]?.payload[1])).toEqual(cards.map((_, i) => i));
@@ -480,21 +504,14 @@ interface RoundTrips {
   commands: number;
 }
 
-/** Counts pipelines, their exec() calls and commands, and (standalone) writes to the socket. */
+/**
+ * Counts pipelines, their exec() calls and commands, and (standalone) writes to the socket; on a
+ * Cluster the pipelines of the cluster client and of each master's own client.
+ */
 function countRoundTrips(redis: RedisClient): { take(): RoundTrips } {
   let counts: RoundTrips = { pipelines: 0, execs: 0, socketWrites: 0, commands: 0 };
-  const createPipeline = redis.pipeline.bind(redis);
-  vi.spyOn(redis, "pipeline").mockImplementation((...args) => {
-    const pipeline = createPipeline(...args);
-    counts.pipelines++;
-    const exec = pipeline.exec.bind(pipeline);
-    vi.spyOn(pipeline, "exec").mockImplementation((...execArgs) => {
-      counts.execs++;
-      counts.commands += pipeline.length;
-      return exec(...execArgs);
-    });
-    return pipeline;
-  });
+  const clients: RedisClient[] = redis instanceof Cluster ? [redis, ...redis.nodes("master")] : [redis];
+  for (const client of clients) spyOnPipelines(client, () => counts);
   if (redis instanceof Redis) {
     const write = redis.stream.write.bind(redis.stream) as (...a: unknown[]) => boolean;
     vi.spyOn(redis.stream, "write").mockImplementation((...args: unknown[]) => {
@@ -509,6 +526,22 @@ function countRoundTrips(redis: RedisClient): { take(): RoundTrips } {
       return taken;
     },
   };
+}
+
+function spyOnPipelines(redis: RedisClient, countsOf: () => RoundTrips): void {
+  const createPipeline = redis.pipeline.bind(redis);
+  vi.spyOn(redis, "pipeline").mockImplementation((...args) => {
+    const counts = countsOf();
+    const pipeline = createPipeline(...args);
+    counts.pipelines++;
+    const exec = pipeline.exec.bind(pipeline);
+    vi.spyOn(pipeline, "exec").mockImplementation((...execArgs) => {
+      counts.execs++;
+      counts.commands += pipeline.length;
+      return exec(...execArgs);
+    });
+    return pipeline;
+  });
 }
 
 async function scanKeys(redis: Redis, pattern: string): Promise<string[]> {

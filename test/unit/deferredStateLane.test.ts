@@ -3,8 +3,8 @@ import { describe, expect, it } from "vitest";
 import { DeferredStateLane } from "../../src/scoring/deferredStateLane.js";
 import type { ScoringItem } from "../../src/scoring/scoreBatch.js";
 
-const items = (from: number, n: number) =>
-  Array.from({ length: n }, (_, i) => ({ position: from + i }) as unknown as ScoringItem);
+const items = (from: number, n: number, cardId = "card") =>
+  Array.from({ length: n }, (_, i) => ({ position: from + i, tx: { cardId } }) as unknown as ScoringItem);
 
 describe("the deferred card-state lane", () => {
   it("catches up in coalesced batches, in arrival order, while work keeps arriving", async () => {
@@ -39,8 +39,9 @@ describe("the deferred card-state lane", () => {
     });
     lane.defer(items(0, 2));
     const firstDrained = lane.drained();
-    lane.defer(items(2, 5));
-    lane.defer(items(7, 5)); // over maxPendingItems: dropped at once
+    lane.defer(items(2, 5, "other"));
+    lane.defer(items(7, 5, "third")); // over maxPendingItems: dropped at once
+    expect([lane.holds("card"), lane.holds("other"), lane.holds("third")]).toEqual([true, true, false]);
     let settled = false;
     void firstDrained.then(() => (settled = true));
     await sleep(10);
@@ -48,6 +49,7 @@ describe("the deferred card-state lane", () => {
     release();
     await lane.drained();
     expect(settled).toBe(true);
+    expect([lane.holds("card"), lane.holds("other")]).toEqual([false, false]);
     expect(dropped).toEqual([
       [5, "full"],
       [5, "failed"],

@@ -12,6 +12,7 @@ import {
 import {
   computeFeatureFacts,
   computeFeatures,
+  featureFactsFromRaw,
   FEATURE_COUNT,
   FEATURE_NAMES,
   FEATURE_SOURCES,
@@ -161,6 +162,25 @@ describe("card state and features", () => {
     });
     for (const n of stateNames) expect(withState[n]).toBeTypeOf("number");
   });
+
+  it("the raw values the model's step wrote give the rules the same facts as computing them again", () => {
+    let state = emptyCardState(2);
+    const txs = [
+      tx(),
+      tx({ amountMinor: 180_000, merchantCountry: "US", deviceId: "d-9", eventTimeMs: T0 + 60_000 }),
+      tx({ merchantId: "m-2", ip: "10.1.2.3", eventTimeMs: T0 + 120_000 }),
+    ];
+    const raw = new Float64Array(FEATURE_COUNT * txs.length);
+    const x = new Float32Array(FEATURE_COUNT * txs.length);
+    txs.forEach((t, k) => {
+      const hashes = computeFeatureHashes(t);
+      computeFeatures(t, hashes, state, { deviceCardCount24h: k + 2 }, x, k * FEATURE_COUNT, raw);
+      const fromRaw = featureFactsFromRaw(raw.subarray(k * FEATURE_COUNT, (k + 1) * FEATURE_COUNT));
+      expect(fromRaw).toEqual(computeFeatureFacts(t, hashes, state, { deviceCardCount24h: k + 2 }));
+      state = advanceCardState(state, t, hashes);
+    });
+    expect(raw[FEATURE_COUNT + FEATURE_NAMES.indexOf("foreign_merchant")]).toBe(1);
+  });
 });
 
 describe("device fan-out", () => {
@@ -230,6 +250,20 @@ describe("card state codec", () => {
       recentIpPrefixes: Array(4).fill(3),
     };
     expect(encodeCardState(s).length).toBeLessThan(600);
+  });
+
+  it("h and c are stored as little-endian float32 right after the version and hidden size", () => {
+    const s = emptyCardState(2);
+    s.h = Float32Array.of(1.5, -2.25);
+    s.c = Float32Array.of(0.1, 3);
+    const bytes = encodeCardState(s);
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    expect([view.getUint8(0), view.getUint16(1, true)]).toEqual([1, 2]);
+    expect([3, 7, 11, 15].map((o) => view.getFloat32(o, true))).toEqual([1.5, -2.25, Math.fround(0.1), 3]);
+    // A value that is a view into a larger buffer (as Redis replies are) decodes the same.
+    const padded = new Uint8Array(bytes.length + 5);
+    padded.set(bytes, 5);
+    expect(decodeCardState(padded.subarray(5))).toEqual(s);
   });
 
   it("truncated, versionless or padded bytes are rejected with a typed error", () => {

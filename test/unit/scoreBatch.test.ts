@@ -191,18 +191,19 @@ describe("scoreBatch", () => {
     expect(timedOut!.fallbackCause).toBe(FallbackCause.FALLBACK_CAUSE_TIMEOUT);
   });
 
-  it("decides by rules when a state read is slow, and still applies the state later, in order", async () => {
+  it("decides by rules when a state read outlasts the budget, and still applies the state later, in order", async () => {
     const store = new MemoryCardStateStore();
     let slow = true;
     const sometimesSlow: CardStateStore = {
       readBatch: async (req) => {
-        if (slow) await sleep(80);
+        if (slow) await sleep(120);
         return store.readBatch(req);
       },
       readHistories: (ids) => store.readHistories(ids),
       writeBatch: (writes) => store.writeBatch(writes),
     };
-    const base = context({ store: sometimesSlow, guards: guards(20) });
+    // 100 ms of budget, 5 ms gone, 40 ms kept for the rest: the read may take 55 ms.
+    const base = context({ store: sometimesSlow, budgetMs: 100 });
     const stateLane = new DeferredStateLane({
       apply: (items, laneGuards) => applyStateOnly(items, { ...base, guards: laneGuards }),
     });
@@ -223,6 +224,62 @@ describe("scoreBatch", () => {
     const [third] = await scoreBatch([c!], ctx);
     expect(third!.fallback).toBe(false);
     stateLane.shutdown();
+  });
+
+  it("scores other cards with the model while the lane catches up on one", async () => {
+    const store = new MemoryCardStateStore();
+    let slowCard: string | undefined = "held";
+    const slowForOneCard: CardStateStore = {
+      readBatch: async (req) => {
+        if (slowCard !== undefined && req.cardIds.includes(slowCard))
+          await new Promise((r) => setTimeout(r, 120));
+        return store.readBatch(req);
+      },
+      readHistories: (ids) => store.readHistories(ids),
+      writeBatch: (writes) => store.writeBatch(writes),
+    };
+    const base = context({ store: slowForOneCard, budgetMs: 100 });
+    let releaseLane!: () => void;
+    const laneGate = new Promise<void>((r) => (releaseLane = r));
+    const stateLane = new DeferredStateLane({
+      apply: async (items, laneGuards) => {
+        await laneGate;
+        return applyStateOnly(items, { ...base, guards: laneGuards });
+      },
+    });
+    const ctx: ScoringContext = { ...base, stateLane };
+    const [h1, h2, h3] = history("held", 3);
+    const [free] = history("free", 1);
+    const [first] = await scoreBatch([h1!], ctx); // times out: the card's work goes to the lane
+    expect(first!.fallbackCause).toBe(FallbackCause.FALLBACK_CAUSE_TIMEOUT);
+    slowCard = undefined;
+    const [held, other] = await scoreBatch([h2!, free!], ctx);
+    expect(held!.fallbackCause).toBe(FallbackCause.FALLBACK_CAUSE_TIMEOUT); // queued behind its card
+    expect(other!.fallback).toBe(false); // nothing of its card pending: the model decides
+    releaseLane();
+    await stateLane.drained();
+    const [third] = await scoreBatch([h3!], ctx);
+    expect(third!.fallback).toBe(false); // the lane applied the card's work: back to the model
+    const { states } = await store.readBatch({ cardIds: ["held"], deviceTouches: [], nowMs: T0 });
+    expect(decodeCardState(states[0]!.bytes).txCount).toBe(3);
+    stateLane.shutdown();
+  });
+
+  it("the state-only path applies state without evaluating a rule", async () => {
+    const store = new MemoryCardStateStore();
+    let evaluations = 0;
+    const counting: RuleEvaluator = {
+      version: rules.version,
+      evaluate: (input) => {
+        evaluations++;
+        return rules.evaluate(input);
+      },
+    };
+    const txs = history("state-only", 3);
+    expect(await applyStateOnly(txs, context({ store, rules: counting }))).toBe(true);
+    expect(evaluations).toBe(0);
+    const { states } = await store.readBatch({ cardIds: ["state-only"], deviceTouches: [], nowMs: T0 });
+    expect(decodeCardState(states[0]!.bytes).txCount).toBe(3);
   });
 
   it("falls back to rules when the model fails, and says so", async () => {

@@ -130,7 +130,7 @@ describe("configuration sources", () => {
       minBudgetForModelMs: 40,
       stateTimeoutMs: 40,
       modelTimeoutMs: 40,
-      breaker: { errorThresholdPercentage: 50, resetTimeoutMs: 5000, volumeThreshold: 5 },
+      breaker: { errorThresholdPercentage: 50, resetTimeoutMs: 1000, volumeThreshold: 5 },
       explainTopFeatures: 3,
     });
     expect(config.ops).toEqual({ httpPort: 9464, httpHost: "0.0.0.0", logLevel: "info" });

@@ -55,6 +55,32 @@ describe("ScorerMetrics", () => {
     expect(text).toContain('fraud_stage_duration_seconds_count{stage="decode"} 0');
   });
 
+  it("aggregates a batch: counts per action and cause, latency and queue per decision, shared stages once", async () => {
+    const metrics = new ScorerMetrics({ defaultMetrics: false });
+    const shared = { stateReadUs: 3_000, modelUs: 8_000 };
+    const decision = (action: number, fallbackCause: number, queueUs: number) => ({
+      action,
+      fallback: fallbackCause !== 0,
+      fallbackCause,
+      decidedAtMs: 1_000_000,
+      timings: { ...shared, queueUs, totalUs: queueUs + 20_000 },
+    });
+    metrics.observeDecisions(
+      [
+        decision(Action.ACTION_APPROVE, 0, 1_000),
+        decision(Action.ACTION_APPROVE, 0, 2_000),
+        decision(Action.ACTION_DECLINE, FallbackCause.FALLBACK_CAUSE_BREAKER_OPEN, 3_000),
+      ],
+      1_000_005,
+    );
+    const text = await metrics.metricsText();
+    expect(text).toContain('fraud_decisions_total{action="approve",fallback_cause="none"} 2');
+    expect(text).toContain('fraud_decisions_total{action="decline",fallback_cause="breaker_open"} 1');
+    expect(text).toContain("fraud_decision_latency_seconds_count 3");
+    expect(text).toContain('fraud_stage_duration_seconds_count{stage="queue"} 3');
+    expect(text).toContain('fraud_stage_duration_seconds_count{stage="model"} 1');
+  });
+
   it("keeps one model-info series and drops a revoked partition's lag", async () => {
     const metrics = new ScorerMetrics({ defaultMetrics: false });
     metrics.setModelInfo("1", "f1", "cpu");

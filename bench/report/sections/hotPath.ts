@@ -1,0 +1,141 @@
+// Section 8 of the report: the hot path's CPU by stage, its profile, and the steady runs.
+import type { HotPathResult } from "../../sections/hotPath.js";
+import type { NoisyNeighbourResult } from "../../sections/noisyNeighbour.js";
+import type { SectionRenderer } from "../sectionRenderer.js";
+
+const row = (cells: ReadonlyArray<string | number>) => `| ${cells.join(" | ")} |`;
+const head = (cells: readonly string[]) =>
+  [row(cells), `|${cells.map((_, i) => (i === 0 ? "---" : "---:")).join("|")}|`].join("\n");
+const us = (v: number | null) => (v === null ? "(Kafka port)" : v.toFixed(2));
+const pct = (share: number) => `${(share * 100).toFixed(share > 0.99 && share < 1 ? 2 : 1)} %`;
+
+const STAGE_ROWS = [
+  ["consume", "consume"],
+  ["decodeAndHashes", "decode + hashes"],
+  ["stateRead", "state read (+ rebuild)"],
+  ["features", "features"],
+  ["model", "model"],
+  ["policy", "policy / rules / state advance"],
+  ["stateWrite", "state write"],
+  ["scoringOther", "scoreBatch, untimed"],
+  ["encode", "encode decision"],
+  ["metrics", "metrics"],
+  ["produce", "produce"],
+  ["commit", "commit"],
+] as const;
+
+function hotPathChapter(h: HotPathResult): string[] {
+  const out: string[] = [];
+  const d = h.drain;
+  out.push(
+    `A drain of ${d.transactions} transactions in batches of ${d.maxBatch}, scored as fast as the loop goes: ` +
+      `**${d.cpuUsPerTransaction} µs of CPU per transaction** (process.cpuUsage, every thread), ` +
+      `${d.transactionsPerSecond} tx/s, the model deciding ${pct(d.modelShare)}. By stage, µs of CPU per transaction:`,
+    "",
+    head(["Stage", "µs / tx"]),
+    ...STAGE_ROWS.map(([key, label]) => row([label, us(d.stages[key])])),
+    "",
+    "Self time of the drain's CPU profile by owner:",
+    "",
+    head(["Owner", "self %"]),
+    ...Object.entries(d.owners).map(([owner, p]) => row([owner, p])),
+    "",
+    "Top frames by self time:",
+    "",
+    head(["Frame", "where", "self %"]),
+    ...d.topFrames.map((f) => row([`\`${f.name}\``, f.where, f.selfPercent])),
+    "",
+    "Steady arrivals (1 ms timer), scored through the scoring queue; latency from arrival to decision:",
+    "",
+    head([
+      "Run",
+      "% of a core",
+      "µs CPU / tx",
+      "p50 ms",
+      "p99 ms",
+      "max ms",
+      "model decided",
+      "loop delay p99 / max ms",
+      "fallback causes",
+    ]),
+    ...h.steady.map((s) =>
+      row([
+        s.label,
+        s.corePercent,
+        s.cpuUsPerTransaction,
+        s.p50Ms,
+        s.p99Ms,
+        s.maxMs,
+        pct(s.modelShare),
+        `${s.eventLoopDelayMs.p99} / ${s.eventLoopDelayMs.max}`,
+        Object.entries(s.fallbackCauses)
+          .map(([cause, n]) => `${cause} ${n}`)
+          .join(", ") || "none",
+      ]),
+    ),
+    "",
+  );
+  return out;
+}
+
+function noisyNeighbourChapter(n: NoisyNeighbourResult): string[] {
+  const out: string[] = [];
+  out.push(
+    `${n.rate} tx/s through \`serve\` on fresh scorers, alone and beside a process spinning on one core at ` +
+      "normal priority. Latency from scheduled send to the decision's broker append.",
+    "",
+    head(["Run", "p50 ms", "p99 ms", "max ms", "model decided", "undecided", "fallback causes"]),
+    ...[
+      ["alone", n.alone],
+      ["beside a CPU hog", n.besideHog],
+    ].map(([label, s]) => {
+      const step = s as NoisyNeighbourResult["alone"];
+      return row([
+        label as string,
+        step.endToEnd.p50Ms,
+        step.endToEnd.p99Ms,
+        step.endToEnd.maxMs,
+        pct(1 - step.fallbackShare),
+        step.undecided,
+        Object.entries(step.fallbackCauses)
+          .map(([cause, k]) => `${cause} ${k}`)
+          .join(", ") || "none",
+      ]);
+    }),
+    "",
+  );
+  return out;
+}
+
+export const hotPathReport: SectionRenderer<HotPathResult> = {
+  heading: "8. Hot path (in process, real Redis)",
+  summaryRows: (h) => [
+    [
+      `8. Hot path: drain of ${h.drain.transactions} transactions, in process, real Redis`,
+      `${h.drain.cpuUsPerTransaction} µs of CPU per transaction, ${h.drain.transactionsPerSecond} tx/s`,
+      `model decided ${pct(h.drain.modelShare)}`,
+    ],
+    ...h.steady.map((s) => [
+      `8. Hot path: steady arrivals, ${s.label}`,
+      `${s.corePercent} % of a core, ${s.cpuUsPerTransaction} µs CPU/tx, p99 ${s.p99Ms} ms`,
+      `model decided ${pct(s.modelShare)}, loop delay p99 ${s.eventLoopDelayMs.p99} ms`,
+    ]),
+  ],
+  chapter: (h) => hotPathChapter(h),
+};
+
+export const noisyNeighbourReport: SectionRenderer<NoisyNeighbourResult> = {
+  heading: "9. Noisy neighbour (end to end)",
+  summaryRows: (n) =>
+    (
+      [
+        ["alone", n.alone],
+        ["beside a CPU hog", n.besideHog],
+      ] as const
+    ).map(([label, step]) => [
+      `9. ${n.rate} tx/s end to end, ${label}`,
+      `p50 ${step.endToEnd.p50Ms} / p99 ${step.endToEnd.p99Ms} / max ${step.endToEnd.maxMs} ms`,
+      `model decided ${pct(1 - step.fallbackShare)}${step.undecided > 0 ? `, ${step.undecided} undecided` : ""}`,
+    ]),
+  chapter: (n) => noisyNeighbourChapter(n),
+};

@@ -1,0 +1,398 @@
+// 8. Hot path: where the CPU goes between the consumer and the producer, in process, against the
+// real Redis, with the committed model and rule set. Two runs:
+//   - a drain: a backlog scored as fast as the loop goes, CPU µs per transaction split by stage
+//     (scoreBatch's own stage timer is handed a clock that reads process CPU time instead of the
+//     wall, so its per-batch stage times become CPU times), plus the top self-time frames of a
+//     CPU profile of the drain;
+//   - steady rates (1,000 tx/s by default, alone and beside a CPU hog): share of a core, p99 from
+//     arrival to decision, the model's share of decisions and the event-loop delay.
+// Consume, produce and commit are the Kafka port's (src/stream/kafka/); their slots stay empty here.
+import { Session } from "node:inspector/promises";
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { randomBytes } from "node:crypto";
+import { Redis } from "ioredis";
+import { encodeConfluentFrame } from "../../src/codec/confluent.js";
+import { joinDelimitedFrames } from "../../src/codec/delimited.js";
+import { encodeDecisionPayload, encodeTransactionPayload, Transaction } from "../../src/codec/messages.js";
+import type { DecisionInit } from "../../src/codec/messages.js";
+import { FEATURE_SCHEMA_VERSION } from "../../src/features/featureVector.js";
+import { RedisCardStateStore } from "../../src/features/redisCardStateStore.js";
+import { decodeTransactionRecord } from "../../src/ingest/decodeTransactionRecord.js";
+import { computeFeatureHashes } from "../../src/ingest/featureHashes.js";
+import { FALLBACK_CAUSE_LABELS, ScorerMetrics } from "../../src/ops/metrics.js";
+import { streamPosition, systemClock, type Clock } from "../../src/scoring/ports.js";
+import { scoreBatch, type ScoringContext, type ScoringItem } from "../../src/scoring/scoreBatch.js";
+import { ScoringQueue } from "../../src/stream/scoringQueue.js";
+import type { BenchContext } from "../support/benchContext.js";
+import { round1, round3 } from "../support/alternatingRounds.js";
+import { startCpuHog } from "../support/cpuHog.js";
+import { loadScoringParts, scoringContext, type ScoringParts } from "../support/inProcessScoring.js";
+import { LatencyHistogram } from "../../src/tools/latencyHistogram.js";
+
+/** CPU µs per transaction, by stage; null where the stage is not in this process's path. */
+export interface StageCpu {
+  readonly consume: null;
+  readonly decodeAndHashes: number;
+  readonly stateRead: number;
+  readonly features: number;
+  readonly model: number;
+  readonly policy: number;
+  readonly stateWrite: number;
+  readonly encode: number;
+  readonly metrics: number;
+  /** Inside scoreBatch but outside its timed stages (triage, decisions, allocation). */
+  readonly scoringOther: number;
+  readonly produce: null;
+  readonly commit: null;
+}
+
+export interface ProfileFrame {
+  readonly name: string;
+  readonly where: string;
+  readonly selfPercent: number;
+}
+
+export interface HotPathDrain {
+  readonly transactions: number;
+  readonly maxBatch: number;
+  readonly seconds: number;
+  readonly transactionsPerSecond: number;
+  /** process.cpuUsage over the drain ÷ transactions. */
+  readonly cpuUsPerTransaction: number;
+  readonly stages: StageCpu;
+  readonly modelShare: number;
+  readonly topFrames: readonly ProfileFrame[];
+  /** Self time by owner: a package under node_modules, a src/ folder, or (gc)/(program)/(idle). */
+  readonly owners: Readonly<Record<string, number>>;
+}
+
+export interface HotPathSteady {
+  readonly label: string;
+  readonly rate: number;
+  readonly seconds: number;
+  readonly decisions: number;
+  /** Share of one core used by this process. */
+  readonly corePercent: number;
+  readonly cpuUsPerTransaction: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly maxMs: number;
+  readonly modelShare: number;
+  readonly fallbackCauses: Readonly<Record<string, number>>;
+  readonly eventLoopDelayMs: { readonly p50: number; readonly p99: number; readonly max: number };
+}
+
+export interface HotPathResult {
+  readonly drain: HotPathDrain;
+  readonly steady: readonly HotPathSteady[];
+}
+
+/** process CPU time (user + system, every thread) as the stage timer's clock. */
+const cpuClock: Clock = {
+  nowMs: () => Date.now(),
+  monotonicUs: () => {
+    const u = process.cpuUsage();
+    return u.user + u.system;
+  },
+};
+const cpuUs = () => cpuClock.monotonicUs();
+
+interface Harness {
+  readonly context: ScoringContext & { shutdown(): void };
+  readonly metrics: ScorerMetrics;
+  readonly redis: Redis;
+  readonly records: readonly Buffer[];
+}
+
+async function harness(ctx: BenchContext, parts: ScoringParts, label: string, n: number, clock: Clock) {
+  const redis = new Redis(ctx.endpoints.redisUrl, { maxRetriesPerRequest: 1 });
+  const store = new RedisCardStateStore({
+    redis,
+    namespace: ctx.namespace(label),
+    modelVersion: parts.model.modelVersion,
+    featureSchemaVersion: FEATURE_SCHEMA_VERSION,
+    hmacKey: randomBytes(32),
+    ttlMs: 900_000,
+  });
+  const base = scoringContext(parts, store);
+  const context = { ...base, clock, explainTopFeatures: 3 };
+  const source = ctx.traffic.take(n);
+  const records = Array.from({ length: n }, (_, i) =>
+    joinDelimitedFrames([encodeTransactionPayload(Transaction.create(source.at(i).tx))]),
+  );
+  return { context, metrics: new ScorerMetrics({ defaultMetrics: false }), redis, records } satisfies Harness;
+}
+
+const DECODE_OPTIONS = { transactionSchemaIds: new Set<number>() };
+
+/** What the consumer does per record: decode and validate, hashes once. */
+function ingest(record: Buffer, offset: number, budgetStartMs: number): ScoringItem[] {
+  const decoded = decodeTransactionRecord(record, DECODE_OPTIONS);
+  if (!decoded.ok) throw new Error(`bench record ${offset} does not decode: ${decoded.error.message}`);
+  return decoded.value.map(({ tx, payload }, frame) => ({
+    tx,
+    payload,
+    hashes: computeFeatureHashes(tx),
+    position: streamPosition(offset, frame),
+    budgetStartMs,
+    decodeUs: 0,
+  }));
+}
+
+/** What the producer's encoder does per decision. */
+const encodeDecision = (d: DecisionInit) =>
+  encodeConfluentFrame({ schemaId: 1, messageIndexes: [0], payload: encodeDecisionPayload(d) });
+
+export async function hotPath(ctx: BenchContext): Promise<HotPathResult> {
+  const plan = ctx.plan.hotPath;
+  ctx.log(`hotPath: in-process drain of ${plan.drainTransactions} transactions, batches of ${plan.maxBatch}`);
+  const parts = await loadScoringParts(ctx.root);
+  const drain = await runDrain(ctx, parts);
+  ctx.log(
+    `  drain: ${drain.cpuUsPerTransaction} µs CPU/tx, ${drain.transactionsPerSecond} tx/s, model ${drain.modelShare}`,
+  );
+  const steady: HotPathSteady[] = [];
+  for (const hog of [false, true]) {
+    const label = hog ? `${plan.steadyRate} tx/s beside a CPU hog` : `${plan.steadyRate} tx/s`;
+    const stopHog = hog ? startCpuHog() : undefined;
+    try {
+      const run = await runSteady(ctx, parts, label, plan.steadyRate, plan.steadyS);
+      steady.push(run);
+      ctx.log(
+        `  ${label}: ${run.corePercent} % of a core, p99 ${run.p99Ms} ms, model ${run.modelShare}, loop delay p99 ${run.eventLoopDelayMs.p99} ms`,
+      );
+    } finally {
+      await stopHog?.();
+    }
+  }
+  await parts.model.close?.();
+  return { drain, steady };
+}
+
+async function runDrain(ctx: BenchContext, parts: ScoringParts): Promise<HotPathDrain> {
+  const { drainTransactions: n, maxBatch, warmupTransactions } = ctx.plan.hotPath;
+  const h = await harness(ctx, parts, "hotpath-drain", n + warmupTransactions, cpuClock);
+  const totals = { decode: 0, encode: 0, metrics: 0, scoring: 0 };
+  const stage = { stateRead: 0, features: 0, model: 0, policy: 0, stateWrite: 0 };
+  let modelDecided = 0;
+  const runBatches = async (from: number, to: number, measure: boolean) => {
+    for (let start = from; start < to; start += maxBatch) {
+      const end = Math.min(to, start + maxBatch);
+      const c0 = cpuUs();
+      const now = Date.now();
+      const items: ScoringItem[] = [];
+      for (let i = start; i < end; i++) for (const item of ingest(h.records[i]!, i, now)) items.push(item);
+      const c1 = cpuUs();
+      const decisions = await scoreBatch(items, h.context);
+      const c2 = cpuUs();
+      for (const d of decisions) encodeDecision(d);
+      const c3 = cpuUs();
+      h.metrics.observeBatchSize(decisions.length);
+      const acked = Date.now();
+      h.metrics.observeDecisions(decisions, acked);
+      const c4 = cpuUs();
+      if (!measure) continue;
+      totals.decode += c1 - c0;
+      totals.scoring += c2 - c1;
+      totals.encode += c3 - c2;
+      totals.metrics += c4 - c3;
+      const t = decisions[0]?.timings;
+      if (t) {
+        stage.stateRead += t.stateReadUs ?? 0;
+        stage.features += t.featuresUs ?? 0;
+        stage.model += t.modelUs ?? 0;
+        stage.policy += t.policyUs ?? 0;
+        stage.stateWrite += t.stateWriteUs ?? 0;
+      }
+      for (const d of decisions) if (!d.fallback) modelDecided++;
+    }
+  };
+  try {
+    await runBatches(0, warmupTransactions, false);
+    const session = new Session();
+    session.connect();
+    await session.post("Profiler.enable");
+    await session.post("Profiler.setSamplingInterval", { interval: 200 });
+    await session.post("Profiler.start");
+    const cpu0 = cpuUs();
+    const t0 = performance.now();
+    await runBatches(warmupTransactions, warmupTransactions + n, true);
+    const seconds = (performance.now() - t0) / 1000;
+    const cpu = cpuUs() - cpu0;
+    const { profile } = await session.post("Profiler.stop");
+    session.disconnect();
+    const perTx = (us: number) => round3(us / n);
+    const timed = stage.stateRead + stage.features + stage.model + stage.policy + stage.stateWrite;
+    const { topFrames, owners } = summariseProfile(profile, ctx.root);
+    return {
+      transactions: n,
+      maxBatch,
+      seconds: round3(seconds),
+      transactionsPerSecond: Math.round(n / seconds),
+      cpuUsPerTransaction: perTx(cpu),
+      stages: {
+        consume: null,
+        decodeAndHashes: perTx(totals.decode),
+        stateRead: perTx(stage.stateRead),
+        features: perTx(stage.features),
+        model: perTx(stage.model),
+        policy: perTx(stage.policy),
+        stateWrite: perTx(stage.stateWrite),
+        encode: perTx(totals.encode),
+        metrics: perTx(totals.metrics),
+        scoringOther: perTx(Math.max(0, totals.scoring - timed)),
+        produce: null,
+        commit: null,
+      },
+      modelShare: round3(modelDecided / n),
+      topFrames,
+      owners,
+    };
+  } finally {
+    h.context.shutdown();
+    h.redis.disconnect();
+  }
+}
+
+async function runSteady(
+  ctx: BenchContext,
+  parts: ScoringParts,
+  label: string,
+  rate: number,
+  seconds: number,
+): Promise<HotPathSteady> {
+  const { maxBatch, steadyWarmupS } = ctx.plan.hotPath;
+  const total = Math.ceil(rate * (seconds + steadyWarmupS));
+  const warmupEnd = Math.ceil(rate * steadyWarmupS);
+  const h = await harness(ctx, parts, "hotpath-steady", total, systemClock);
+  const latency = new LatencyHistogram();
+  const causes: Record<string, number> = {};
+  let published = 0;
+  let modelDecided = 0;
+  const queue = new ScoringQueue({
+    maxBatch,
+    onBatch: (size) => h.metrics.observeBatchSize(size),
+    score: (items) => scoreBatch(items, h.context),
+    // Decisions are published in arrival order: the first warmupEnd are the warm-up's.
+    publish: async (decisions) => {
+      const acked = Date.now();
+      h.metrics.observeDecisions(decisions, acked);
+      for (const d of decisions) {
+        encodeDecision(d);
+        if (published++ < warmupEnd) continue;
+        latency.recordMs((d.timings?.totalUs ?? 0) / 1000);
+        const cause = FALLBACK_CAUSE_LABELS[d.fallbackCause ?? 0] ?? "none";
+        if (cause === "none") modelDecided++;
+        else causes[cause] = (causes[cause] ?? 0) + 1;
+      }
+    },
+  });
+  const eld = monitorEventLoopDelay({ resolution: 10 });
+  let sent = 0;
+  let cpu0 = cpuUs();
+  let t0 = performance.now();
+  try {
+    const started = performance.now();
+    // Arrivals on a 1 ms timer, as a consumer hands over what each fetch brought.
+    await new Promise<void>((resolve) => {
+      const tick = () => {
+        const due = Math.min(total, Math.floor(((performance.now() - started) / 1000) * rate));
+        if (sent < warmupEnd && due >= warmupEnd) {
+          eld.enable();
+          cpu0 = cpuUs();
+          t0 = performance.now();
+        }
+        const now = Date.now();
+        const items: ScoringItem[] = [];
+        for (; sent < due; sent++) for (const item of ingest(h.records[sent]!, sent, now)) items.push(item);
+        if (items.length > 0) void queue.submit(items).catch(() => undefined);
+        if (sent >= total) resolve();
+        else setTimeout(tick, 1);
+      };
+      tick();
+    });
+    await queue.idle();
+    const cpu = cpuUs() - cpu0;
+    const wallS = (performance.now() - t0) / 1000;
+    eld.disable();
+    const measured = published - warmupEnd;
+    return {
+      label,
+      rate,
+      seconds,
+      decisions: measured,
+      corePercent: round1((cpu / 1e6 / wallS) * 100),
+      cpuUsPerTransaction: round1(cpu / Math.max(1, measured)),
+      p50Ms: round1(latency.percentileMs(50)),
+      p99Ms: round1(latency.percentileMs(99)),
+      maxMs: round1(latency.percentileMs(100)),
+      modelShare: round3(modelDecided / Math.max(1, measured)),
+      fallbackCauses: causes,
+      eventLoopDelayMs: {
+        p50: round1(eld.percentile(50) / 1e6),
+        p99: round1(eld.percentile(99) / 1e6),
+        max: round1(eld.max / 1e6),
+      },
+    };
+  } finally {
+    h.context.shutdown();
+    h.redis.disconnect();
+  }
+}
+
+interface ProfileNode {
+  readonly id: number;
+  readonly hitCount?: number;
+  readonly callFrame: {
+    readonly functionName: string;
+    readonly url: string;
+    readonly lineNumber: number;
+  };
+}
+
+const TOP_FRAMES = 20;
+
+/** Self time of the profile's frames (merged by function and place) and by owner. */
+export function summariseProfile(
+  profile: { readonly nodes: readonly ProfileNode[] },
+  root: string,
+): { topFrames: ProfileFrame[]; owners: Record<string, number> } {
+  const frames = new Map<string, { name: string; where: string; hits: number }>();
+  const owners = new Map<string, number>();
+  let hits = 0;
+  for (const node of profile.nodes) {
+    const count = node.hitCount ?? 0;
+    if (count === 0) continue;
+    hits += count;
+    const { functionName, url, lineNumber } = node.callFrame;
+    const path = url.replace(/^file:\/\//, "").replace(root, "");
+    const where = path === "" ? "" : `${path}:${lineNumber + 1}`;
+    const name = functionName || "(anonymous)";
+    const key = `${name} ${where}`;
+    const frame = frames.get(key) ?? { name, where, hits: 0 };
+    frame.hits += count;
+    frames.set(key, frame);
+    const owner = ownerOf(path, name);
+    owners.set(owner, (owners.get(owner) ?? 0) + count);
+  }
+  const percent = (n: number) => round1((100 * n) / Math.max(1, hits));
+  return {
+    topFrames: [...frames.values()]
+      .sort((a, b) => b.hits - a.hits)
+      .slice(0, TOP_FRAMES)
+      .map((f) => ({ name: f.name, where: f.where, selfPercent: percent(f.hits) })),
+    owners: Object.fromEntries(
+      [...owners.entries()].sort((a, b) => b[1] - a[1]).map(([owner, n]) => [owner, percent(n)]),
+    ),
+  };
+}
+
+function ownerOf(path: string, name: string): string {
+  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path);
+  if (pkg) return pkg[1]!;
+  const src = /^\/?src\/([^/]+)/.exec(path);
+  if (src) return `src/${src[1]}`;
+  if (path.startsWith("node:") || path === "" || !path.includes("/"))
+    return name.startsWith("(") ? name : "node";
+  return "other";
+}
