@@ -1,13 +1,13 @@
 # The scorer as a container, for compose.yaml: `node bin/fraud-scorer.js serve`.
 # Build stage: `npm ci` needs the dev dependencies once, to generate the Protobuf code.
-FROM node:20-bookworm-slim AS build
+FROM node:22-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
 COPY scripts ./scripts
 COPY proto ./proto
 RUN npm ci && npm prune --omit=dev
 
-FROM node:20-bookworm-slim
+FROM node:22-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
 COPY --from=build /app/node_modules ./node_modules

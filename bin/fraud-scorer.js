@@ -1,7 +1,43 @@
 #!/usr/bin/env node
 // Entry point of the `fraud-scorer` command. TypeScript sources run through tsx's loader,
 // so there is no separate build to forget.
-import { register } from "tsx/esm/api";
+//
+// The Kafka client needs Node >= 22.22. A machine whose own node is older still runs the
+// command: the pinned Node 22 that `npm ci` installs (the `node` devDependency, at
+// node_modules/.bin/node) takes over, with the same arguments, stdio and exit status.
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 
-register();
-await import("../src/cli/main.ts");
+const [major, minor] = process.versions.node.split(".").map(Number);
+const tooOld = major < 22 || (major === 22 && minor < 22);
+
+if (tooOld) {
+  const pinned = fileURLToPath(new URL("../node_modules/.bin/node", import.meta.url));
+  if (!existsSync(pinned)) {
+    process.stderr.write(
+      `fraud-scorer needs Node >= 22.22 (this is ${process.version}); run \`npm ci\` to install the pinned Node 22\n`,
+    );
+    process.exit(2);
+  }
+  const child = spawn(
+    pinned,
+    [...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)],
+    {
+      stdio: "inherit",
+    },
+  );
+  // The child is the scorer: signals meant for it (SIGTERM drains and leaves the group) go on.
+  const forwarded = ["SIGTERM", "SIGINT", "SIGHUP"];
+  for (const signal of forwarded) process.on(signal, () => child.kill(signal));
+  child.on("exit", (code, signal) => {
+    if (signal === null) process.exit(code ?? 1);
+    // Die of the same signal, as the shell expects.
+    for (const s of forwarded) process.removeAllListeners(s);
+    process.kill(process.pid, signal);
+  });
+} else {
+  const { register } = await import("tsx/esm/api");
+  register();
+  await import("../src/cli/main.ts");
+}
