@@ -10,6 +10,8 @@ export interface CollectedRecord {
   readonly headers: Record<string, string>;
   readonly partition: number;
   readonly offset: number;
+  /** The record's timestamp: when the scorer produced it (ms since the epoch). */
+  readonly timestampMs: number;
   /** When the collector received it (ms since the epoch). */
   readonly receivedAtMs: number;
 }
@@ -35,6 +37,7 @@ export class TopicCollector {
             headers,
             partition: record.partition,
             offset: record.offset,
+            timestampMs: record.timestampMs,
             receivedAtMs,
           });
         }
