@@ -1,0 +1,77 @@
+// Exactly-once decisions: `serve --exactly-once` consumes, scores and produces inside Kafka
+// transactions with the consumed offsets committed in them. Killed mid-stream again and again,
+// it still leaves every transaction decided once for a read_committed reader.
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ScorerChild } from "../../src/demo/scorerChild.js";
+import type { RecordSink } from "../../src/stream/kafkaPort.js";
+import { testEndpoints } from "./endpoints.js";
+import { DecisionsCollector } from "./support/decisionsCollector.js";
+import { createTestTopics, testKafka } from "./support/kafkaTestTopics.js";
+import { scorerEnv } from "./support/scorerEnv.js";
+import { delimitedRecord, makeTransactions } from "./support/transactionTraffic.js";
+
+const endpoints = testEndpoints();
+let producer: RecordSink;
+
+beforeAll(() => {
+  producer = testKafka(endpoints.kafkaBrokers).sink();
+});
+
+afterAll(async () => {
+  await producer?.close();
+});
+
+describe("exactly-once decisions", () => {
+  it("five SIGKILLs mid-stream leave every transaction decided exactly once for read_committed readers", async () => {
+    const topics = await createTestTopics(endpoints.kafkaBrokers, "eos", 4);
+    const env = scorerEnv(endpoints, topics, randomBytes(32).toString("hex"), {
+      KAFKA_EXACTLY_ONCE: "true",
+      KAFKA_GROUP_INSTANCE_ID: "scorer-eos",
+      KAFKA_SESSION_TIMEOUT_MS: "60000",
+    });
+    const txs = makeTransactions(3_000, { cards: 150, prefix: "eos" });
+    const committed = new DecisionsCollector(endpoints.kafkaBrokers, topics.decisions, "read_committed");
+    await committed.start();
+    let scorer = await ScorerChild.start({ env });
+    try {
+      const traffic = (async () => {
+        for (let i = 0; i < txs.length; i += 10) {
+          await producer.publish(
+            txs
+              .slice(i, i + 10)
+              .map((tx) => ({ topic: topics.transactions, key: tx.cardId, value: delimitedRecord(tx) })),
+          );
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      })();
+      for (let kill = 1; kill <= 5; kill++) {
+        const seen = committed.records.length;
+        await committed.waitFor(
+          () => committed.records.length >= seen + 200,
+          120_000,
+          `decisions before kill ${kill}`,
+        );
+        await scorer.stop("SIGKILL");
+        scorer = await ScorerChild.start({ env });
+      }
+      await traffic;
+      await committed.waitForDistinct(txs.length, 180_000);
+      // Let anything a duplicate would need to show up arrive before counting.
+      await new Promise((r) => setTimeout(r, 2_000));
+    } finally {
+      await scorer.stop("SIGTERM");
+      await committed.stop();
+    }
+    const perTransaction = new Map<string, number>();
+    for (const r of committed.records) perTransaction.set(r.key, (perTransaction.get(r.key) ?? 0) + 1);
+    const duplicates = [...perTransaction.values()].filter((n) => n > 1).length;
+    console.log(
+      `exactly-once: ${committed.records.length} committed decisions for ${txs.length} transactions, ` +
+        `${duplicates} duplicated, after 5 SIGKILLs`,
+    );
+    expect(new Set(perTransaction.keys())).toEqual(new Set(txs.map((t) => t.transactionId)));
+    expect(duplicates).toBe(0);
+    expect(committed.records).toHaveLength(txs.length);
+  });
+});
