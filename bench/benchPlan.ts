@@ -34,6 +34,7 @@ export interface BenchPlan {
     readonly stepsPerRound: number;
   };
   readonly ceiling: { readonly records: number; readonly perfRecords: number; readonly partitions: number };
+  readonly kafkaClients: { readonly records: number; readonly partitions: number; readonly rounds: number };
   readonly coldStart: {
     readonly runsPerVariant: number;
     readonly transactions: number;
@@ -58,6 +59,7 @@ export const FULL_PLAN: BenchPlan = {
   state: { batchSizes: [1, 16, 64], rounds: 8, transactionsPerRound: 2_048 },
   model: { batchSizes: [1, 64], rounds: 20, stepsPerRound: 1_000 },
   ceiling: { records: 100_000, perfRecords: 500_000, partitions: 12 },
+  kafkaClients: { records: 200_000, partitions: 12, rounds: 3 },
   coldStart: { runsPerVariant: 3, transactions: 100, rate: 100 },
 };
 
@@ -78,5 +80,6 @@ export const SMOKE_PLAN: BenchPlan = {
   state: { batchSizes: [1, 16], rounds: 2, transactionsPerRound: 128 },
   model: { batchSizes: [1, 64], rounds: 2, stepsPerRound: 20 },
   ceiling: { records: 3_000, perfRecords: 20_000, partitions: 4 },
+  kafkaClients: { records: 5_000, partitions: 4, rounds: 1 },
   coldStart: { runsPerVariant: 1, transactions: 10, rate: 20 },
 };

@@ -20,6 +20,7 @@ import { ceiling } from "./sections/ceiling.js";
 import { coldStart } from "./sections/coldStart.js";
 import { decode } from "./sections/decode.js";
 import { endToEnd } from "./sections/endToEnd.js";
+import { kafkaClients } from "./sections/kafkaClients.js";
 import { model } from "./sections/model.js";
 import { state } from "./sections/state.js";
 import { BenchContext } from "./support/benchContext.js";
@@ -34,6 +35,7 @@ const SECTIONS: ReadonlyArray<readonly [SectionName, (ctx: BenchContext) => Prom
   ["state", state],
   ["batching", batching],
   ["ceiling", ceiling],
+  ["kafkaClients", kafkaClients],
   ["coldStart", coldStart],
   ["endToEnd", endToEnd],
 ];
