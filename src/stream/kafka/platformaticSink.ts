@@ -76,7 +76,11 @@ export class PlatformaticTransactionalSink implements TransactionalSink {
   }
 
   async begin(): Promise<SinkTransaction> {
-    const transaction = await this.#producer.beginTransaction();
+    // The first begin initialises the producer id. @platformatic/kafka 2.12 sends producer id 0
+    // and epoch 0 unless told otherwise, which the broker reads as "bump that producer" and
+    // answers PRODUCER_FENCED once an earlier instance has used the transactional id (every
+    // restart); -1/-1 asks for the id afresh and fences that earlier instance instead.
+    const transaction = await this.#producer.beginTransaction({ producerId: -1n, producerEpoch: -1 });
     return new PlatformaticTransaction(transaction, this.#source);
   }
 
