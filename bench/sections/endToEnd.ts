@@ -52,7 +52,7 @@ class ScorerRig {
   static async start(ctx: BenchContext, n: number): Promise<ScorerRig> {
     const { partitions } = ctx.plan.endToEnd;
     const topics = await ctx.topics.scorerTopics(`e2e${n}`, partitions);
-    const collector = new DecisionLatencyCollector(ctx.kafka, topics.decisions);
+    const collector = new DecisionLatencyCollector(ctx.port, topics.decisions);
     await collector.start();
     const scorer = await ScorerProcess.start({
       root: ctx.root,

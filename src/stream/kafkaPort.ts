@@ -136,6 +136,8 @@ export interface PartitionWatermarks {
 export interface TopicSpec {
   readonly topic: string;
   readonly numPartitions: number;
+  /** Topic-level configs, e.g. { "message.timestamp.type": "LogAppendTime" }. */
+  readonly configs?: Readonly<Record<string, string>> | undefined;
 }
 
 export interface TopicAdmin {

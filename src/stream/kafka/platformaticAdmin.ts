@@ -15,9 +15,17 @@ export class PlatformaticAdmin implements TopicAdmin {
 
   async createTopics(topics: readonly TopicSpec[]): Promise<void> {
     if (topics.length === 0) return;
-    await this.#admin.createTopics({
-      topics: topics.map(({ topic, numPartitions }) => ({ topic, partitions: numPartitions, replicas: -1 })),
-    });
+    const plain = topics.filter((t) => t.configs === undefined);
+    if (plain.length > 0)
+      await this.#admin.createTopics({
+        topics: plain.map(({ topic, numPartitions }) => ({ topic, partitions: numPartitions, replicas: -1 })),
+      });
+    // The client takes configs per call, not per topic.
+    for (const { topic, numPartitions, configs } of topics.filter((t) => t.configs !== undefined))
+      await this.#admin.createTopics({
+        topics: [{ topic, partitions: numPartitions, replicas: -1 }],
+        configs: Object.entries(configs!).map(([name, value]) => ({ name, value })),
+      });
   }
 
   async deleteTopics(topics: readonly string[]): Promise<void> {

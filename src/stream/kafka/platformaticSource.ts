@@ -19,6 +19,7 @@ type KafkaMessage = Message<Buffer, Buffer, Buffer, Buffer>;
 export const lastMessageOf = new WeakMap<RecordBatch, KafkaMessage>();
 
 const partitionKey = (topic: string, partition: number) => `${topic}\u0000${partition}`;
+const MAX_UNCOMMITTED_BATCHES = 4_096;
 const EMPTY_HEADERS: Readonly<Record<string, Buffer>> = Object.freeze({});
 
 export interface PlatformaticSourceOptions {
@@ -130,6 +131,8 @@ export class PlatformaticSource implements RecordSource {
         let pending = this.#uncommitted.get(key);
         if (pending === undefined) this.#uncommitted.set(key, (pending = new Map()));
         pending.set(Number(last.offset), last);
+        // A partition revoked before its commits leaves entries behind: keep the newest only.
+        if (pending.size > MAX_UNCOMMITTED_BATCHES) pending.delete(pending.keys().next().value!);
       }
       batches.push(batch);
     }
