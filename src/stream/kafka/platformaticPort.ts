@@ -98,6 +98,10 @@ export function createPlatformaticPort(settings: KafkaConnectionSettings): Kafka
       const producer = new Producer<Buffer, Buffer, Buffer, Buffer>({
         ...producerOptions(baseClientOptions(settings, "transactional-producer")),
         transactionalId,
+        // A restart's InitProducerId waits (CONCURRENT_TRANSACTIONS) while the broker aborts the
+        // killed predecessor's open transaction; on a loaded broker that takes seconds.
+        retries: 40,
+        retryDelay: 250,
       });
       return new PlatformaticTransactionalSink(producer, source);
     },
