@@ -35,30 +35,30 @@ describe("exactly-once decisions", () => {
     await committed.start();
     let scorer = await ScorerChild.start({ env });
     try {
-      const traffic = (async () => {
-        for (let i = 0; i < txs.length; i += 10) {
-          await producer.publish(
-            txs
-              .slice(i, i + 10)
-              .map((tx) => ({ topic: topics.transactions, key: tx.cardId, value: delimitedRecord(tx) })),
-          );
-          await new Promise((r) => setTimeout(r, 20));
-        }
-      })();
-      for (let kill = 1; kill <= 5; kill++) {
-        const seen = committed.records.length;
-        await committed.waitFor(
-          () => committed.records.length >= seen + 200,
-          120_000,
-          `decisions before kill ${kill}`,
+      // Paced traffic with a SIGKILL at five points mid-stream, each right after a chunk was
+      // sent (so the scorer is likely inside a transaction), and a new scorer started at once.
+      const chunk = 10;
+      const killPoints = new Set(
+        [1, 2, 3, 4, 5].map((k) => Math.floor((txs.length / chunk) * (k / 6)) * chunk),
+      );
+      for (let i = 0; i < txs.length; i += chunk) {
+        await producer.publish(
+          txs
+            .slice(i, i + chunk)
+            .map((tx) => ({ topic: topics.transactions, key: tx.cardId, value: delimitedRecord(tx) })),
         );
-        await scorer.stop("SIGKILL");
-        scorer = await ScorerChild.start({ env });
+        await new Promise((r) => setTimeout(r, 20));
+        if (killPoints.has(i)) {
+          await scorer.stop("SIGKILL");
+          scorer = await ScorerChild.start({ env });
+        }
       }
-      await traffic;
       await committed.waitForDistinct(txs.length, 180_000);
       // Let anything a duplicate would need to show up arrive before counting.
       await new Promise((r) => setTimeout(r, 2_000));
+    } catch (err) {
+      (err as Error).message += `\n--- scorer log (tail) ---\n${scorer.logTail(40)}`;
+      throw err;
     } finally {
       await scorer.stop("SIGTERM");
       await committed.stop();
