@@ -158,12 +158,6 @@ const ALLOWED_TODAY = {
   // kafkajs outside src/stream/kafka/: the Kafka port moves it behind the adapter.
   "src/traffic/produceTraffic.ts": ["kafka-client-in-adapter"],
   "src/stream/kafkaClient.ts": ["kafka-client-in-adapter"],
-  "src/stream/transactionConsumer.ts": ["kafka-client-in-adapter"],
-  "src/stream/decisionProducer.ts": ["kafka-client-in-adapter"],
-  "src/stream/deadLetter.ts": ["kafka-client-in-adapter"],
-  "src/decisions/followDecisions.ts": ["kafka-client-in-adapter"],
-  "src/replay/recordedDecisions.ts": ["kafka-client-in-adapter"],
-  "src/replay/topicRange.ts": ["kafka-client-in-adapter"],
   "src/cli/produceCommand.ts": ["kafka-client-in-adapter"],
   "src/demo/liveDemo.ts": ["kafka-client-in-adapter", "redis-client-in-adapter"],
   // The serve composition root builds the Redis client itself (moves to src/state/ with the store).

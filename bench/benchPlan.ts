@@ -43,6 +43,7 @@ export interface BenchPlan {
     readonly steadyS: number;
     readonly steadyWarmupS: number;
   };
+  readonly kafkaClients: { readonly records: number; readonly partitions: number; readonly rounds: number };
   readonly coldStart: {
     readonly runsPerVariant: number;
     readonly transactions: number;
@@ -76,6 +77,7 @@ export const FULL_PLAN: BenchPlan = {
     steadyS: 20,
     steadyWarmupS: 3,
   },
+  kafkaClients: { records: 200_000, partitions: 12, rounds: 3 },
   coldStart: { runsPerVariant: 3, transactions: 100, rate: 100 },
 };
 
@@ -105,5 +107,6 @@ export const SMOKE_PLAN: BenchPlan = {
     steadyS: 2,
     steadyWarmupS: 0.5,
   },
+  kafkaClients: { records: 5_000, partitions: 4, rounds: 1 },
   coldStart: { runsPerVariant: 1, transactions: 10, rate: 20 },
 };

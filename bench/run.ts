@@ -20,6 +20,7 @@ import { ceiling } from "./sections/ceiling.js";
 import { coldStart } from "./sections/coldStart.js";
 import { decode } from "./sections/decode.js";
 import { endToEnd } from "./sections/endToEnd.js";
+import { kafkaClients } from "./sections/kafkaClients.js";
 import { model } from "./sections/model.js";
 import { noisyNeighbour } from "./sections/noisyNeighbour.js";
 import { hotPath } from "./sections/hotPath.js";
@@ -38,6 +39,7 @@ const SECTIONS: ReadonlyArray<readonly [SectionName, (ctx: BenchContext) => Prom
   ["hotPath", hotPath],
   ["batching", batching],
   ["ceiling", ceiling],
+  ["kafkaClients", kafkaClients],
   ["coldStart", coldStart],
   ["endToEnd", endToEnd],
   ["noisyNeighbour", noisyNeighbour],

@@ -5,6 +5,7 @@ import type { CeilingResult } from "../sections/ceiling.js";
 import type { ColdStartResult } from "../sections/coldStart.js";
 import type { DecodeResult } from "../sections/decode.js";
 import type { EndToEndResult } from "../sections/endToEnd.js";
+import type { KafkaClientsResult } from "../sections/kafkaClients.js";
 import type { ModelResult } from "../sections/model.js";
 import type { HotPathResult } from "../sections/hotPath.js";
 import type { NoisyNeighbourResult } from "../sections/noisyNeighbour.js";
@@ -52,6 +53,8 @@ export interface BenchResults {
   readonly coldStart: ColdStartResult | SectionError;
   readonly hotPath?: HotPathResult | SectionError;
   readonly noisyNeighbour?: NoisyNeighbourResult | SectionError;
+  /** Absent from results written before the section existed. */
+  readonly kafkaClients?: KafkaClientsResult | SectionError;
 }
 
 export const SECTION_NAMES = [
@@ -64,6 +67,7 @@ export const SECTION_NAMES = [
   "coldStart",
   "hotPath",
   "noisyNeighbour",
+  "kafkaClients",
 ] as const;
 export type SectionName = (typeof SECTION_NAMES)[number];
 

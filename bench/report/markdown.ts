@@ -16,6 +16,7 @@ import { coldStartReport } from "./sections/coldStart.js";
 import { decodeReport } from "./sections/decode.js";
 import { endToEndReport } from "./sections/endToEnd.js";
 import { hotPathReport, noisyNeighbourReport } from "./sections/hotPath.js";
+import { kafkaClientsReport } from "./sections/kafkaClients.js";
 import { modelReport } from "./sections/model.js";
 import { stateReport } from "./sections/state.js";
 
@@ -37,6 +38,7 @@ const RENDERERS: { readonly [Name in SectionName]: SectionRenderer<SectionResult
   coldStart: coldStartReport,
   hotPath: hotPathReport,
   noisyNeighbour: noisyNeighbourReport,
+  kafkaClients: kafkaClientsReport,
 };
 
 /** The renderer and result of each section, in report order (SECTION_NAMES). */

@@ -8,14 +8,17 @@ import { join } from "node:path";
 import { Redis } from "ioredis";
 import type { Kafka } from "kafkajs";
 import { simulatedTraffic, type TrafficSource } from "../../src/traffic/trafficSource.js";
+import type { KafkaPort } from "../../src/stream/kafkaPort.js";
 import type { BenchPlan } from "../benchPlan.js";
-import { benchKafka, TopicRegistry } from "./benchKafka.js";
+import { benchKafka, benchPort, TopicRegistry } from "./benchKafka.js";
 import type { StackEndpoints } from "./stackEndpoints.js";
 
 export class BenchContext {
   readonly runId = randomUUID().slice(0, 8);
   readonly topics: TopicRegistry;
+  /** kafkajs, for the load generator (src/traffic) until it publishes through the port. */
   readonly kafka: Kafka;
+  readonly port: KafkaPort;
   readonly workDir = mkdtempSync(join(tmpdir(), "fraud-scorer-bench-"));
   readonly traffic: TrafficCursor;
   readonly #namespaces: string[] = [];
@@ -29,6 +32,7 @@ export class BenchContext {
   ) {
     this.topics = new TopicRegistry(endpoints.kafkaBrokers);
     this.kafka = benchKafka(endpoints.kafkaBrokers);
+    this.port = benchPort(endpoints.kafkaBrokers);
     this.traffic = new TrafficCursor(simulatedTraffic({ ...plan.traffic, idPrefix: `bench-${this.runId}-` }));
   }
 

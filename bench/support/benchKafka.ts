@@ -1,9 +1,11 @@
 // Per-run topics, so a benchmark never reads another run's (or a test's) records, and a quiet
-// kafkajs client for the bench process itself. Decisions topics keep the broker's append time
-// as record timestamp: that is when a decision became visible to its consumers, measured on
-// the broker's clock, not on a busy load generator's.
+// kafkajs client for the load generator until it moves onto the port. Decisions topics keep
+// the broker's append time as record timestamp: that is when a decision became visible to its
+// consumers, measured on the broker's clock, not on a busy load generator's.
 import { randomUUID } from "node:crypto";
-import { Kafka, logLevel, type Admin, type ITopicConfig } from "kafkajs";
+import { Kafka, logLevel } from "kafkajs";
+import { createKafkaPort } from "../../src/stream/kafka/index.js";
+import type { KafkaPort, TopicAdmin, TopicSpec } from "../../src/stream/kafkaPort.js";
 
 export const benchKafka = (brokers: string, label = "bench"): Kafka =>
   new Kafka({
@@ -12,21 +14,23 @@ export const benchKafka = (brokers: string, label = "bench"): Kafka =>
     logLevel: logLevel.NOTHING,
   });
 
+export const benchPort = (brokers: string, label = "bench"): KafkaPort =>
+  createKafkaPort({ clientId: `${label}-${randomUUID().slice(0, 8)}`, brokers: brokers.split(",") });
+
 export interface BenchTopics {
   readonly transactions: string;
   readonly decisions: string;
   readonly dlq: string;
 }
 
-export const LOG_APPEND_TIME = [{ name: "message.timestamp.type", value: "LogAppendTime" }];
+export const LOG_APPEND_TIME = { "message.timestamp.type": "LogAppendTime" };
 
 export class TopicRegistry {
-  readonly #admin: Admin;
-  #connected: Promise<void> | undefined;
+  readonly #admin: TopicAdmin;
   readonly #created: string[] = [];
 
   constructor(brokers: string) {
-    this.#admin = benchKafka(brokers, "bench-admin").admin();
+    this.#admin = benchPort(brokers, "bench-admin").admin();
   }
 
   /** Creates topics named `<kind>-bench-<label>-<random>`; all are deleted by close(). */
@@ -35,44 +39,35 @@ export class TopicRegistry {
     const topics = { transactions: `tx-${id}`, decisions: `dec-${id}`, dlq: `dlq-${id}` };
     await this.#create([
       { topic: topics.transactions, numPartitions: partitions },
-      { topic: topics.decisions, numPartitions: partitions, configEntries: LOG_APPEND_TIME },
+      { topic: topics.decisions, numPartitions: partitions, configs: LOG_APPEND_TIME },
       { topic: topics.dlq, numPartitions: 1 },
     ]);
     return topics;
   }
 
-  async topic(label: string, partitions: number, configEntries: ITopicConfig["configEntries"] = []) {
+  async topic(label: string, partitions: number, configs?: Readonly<Record<string, string>>) {
     const topic = `bench-${label}-${randomUUID().slice(0, 8)}`;
-    await this.#create([{ topic, numPartitions: partitions, configEntries }]);
+    await this.#create([{ topic, numPartitions: partitions, configs }]);
     return topic;
   }
 
   /** Sum of the topic's partitions' high watermarks: how many records it holds. */
   async recordCount(topic: string): Promise<number> {
-    await this.#connect();
-    const offsets = await this.#admin.fetchTopicOffsets(topic);
-    return offsets.reduce((n, p) => n + Number(p.high), 0);
+    const watermarks = await this.#admin.watermarks(topic);
+    return watermarks.reduce((n, p) => n + p.high, 0);
   }
 
   /** Deletes every topic this registry created. */
   async close(): Promise<void> {
-    if (this.#connected === undefined) return;
     try {
-      if (this.#created.length > 0)
-        await this.#admin.deleteTopics({ topics: this.#created.splice(0), timeout: 30_000 });
+      await this.#admin.deleteTopics(this.#created.splice(0));
     } finally {
-      await this.#admin.disconnect();
-      this.#connected = undefined;
+      await this.#admin.close();
     }
   }
 
-  #connect(): Promise<void> {
-    return (this.#connected ??= this.#admin.connect());
-  }
-
-  async #create(topics: ITopicConfig[]) {
-    await this.#connect();
-    await this.#admin.createTopics({ waitForLeaders: true, topics });
+  async #create(topics: TopicSpec[]) {
+    await this.#admin.createTopics(topics);
     this.#created.push(...topics.map((t) => t.topic));
   }
 }

@@ -3,7 +3,7 @@
 // behind cannot hide queueing: coordinated-omission safe) to the decision record's broker append
 // time (the topic uses LogAppendTime). The stage breakdown comes from the Decision's own timings.
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Consumer, Kafka } from "kafkajs";
+import type { KafkaPort, RecordSource } from "../../src/stream/kafkaPort.js";
 import { parseConfluentFrame } from "../../src/codec/confluent.js";
 import { decodeDecisionPayload, FallbackCause, type Decision } from "../../src/codec/messages.js";
 import { LatencyHistogram, type LatencySummary } from "../../src/tools/latencyHistogram.js";
@@ -140,30 +140,30 @@ interface Expectation {
 }
 
 export class DecisionLatencyCollector {
-  readonly #consumer: Consumer;
-  readonly #topic: string;
+  readonly #reader: RecordSource;
   readonly #expected = new Map<string, Expectation>();
   #joined: Promise<void>;
+  #onJoined: () => void = () => {};
   /** Decisions for transactions never announced, or seen twice (at-least-once redelivery). */
   unmatched = 0;
 
-  constructor(kafka: Kafka, topic: string) {
-    this.#topic = topic;
-    this.#consumer = kafka.consumer({ groupId: `bench-collector-${topic}`, maxWaitTimeInMs: 50 });
-    this.#joined = new Promise((resolve) =>
-      this.#consumer.on(this.#consumer.events.GROUP_JOIN, () => resolve()),
-    );
+  constructor(kafka: KafkaPort, topic: string) {
+    this.#joined = new Promise((resolve) => (this.#onJoined = resolve));
+    this.#reader = kafka.topicReader({
+      topic,
+      from: "earliest",
+      maxWaitMs: 50,
+      onEvent: (event) => {
+        if (event.type === "joined") this.#onJoined();
+      },
+    });
   }
 
   async start(): Promise<void> {
-    await this.#consumer.connect();
-    await this.#consumer.subscribe({ topic: this.#topic, fromBeginning: true });
-    await this.#consumer.run({
-      partitionsConsumedConcurrently: 4,
-      eachBatch: async ({ batch }) => {
-        const seenAt = Date.now();
-        for (const message of batch.messages) this.#take(message.value, Number(message.timestamp), seenAt);
-      },
+    await this.#reader.start((batches) => {
+      const seenAt = Date.now();
+      for (const batch of batches)
+        for (const record of batch.records) this.#take(record.value, record.timestampMs, seenAt);
     });
     await this.#joined;
   }
@@ -192,7 +192,7 @@ export class DecisionLatencyCollector {
   }
 
   stop(): Promise<void> {
-    return this.#consumer.disconnect();
+    return this.#reader.close();
   }
 
   #take(value: Buffer | null, appendMs: number, seenAt: number) {

@@ -1,18 +1,17 @@
 // `fraud-scorer decisions tail`: follow the decisions topic and print each decision readably
 // (coloured on a terminal) or as NDJSON (--json, for pipes), filtered by action and fallback.
 import type { Command } from "commander";
-import pino from "pino";
 import { parseActions, matchesFilter, type DecisionFilter } from "../decisions/decisionFilter.js";
 import { followDecisions } from "../decisions/followDecisions.js";
 import { formatDecisionJson, formatDecisionLine } from "../decisions/formatDecision.js";
-import { createLogger } from "../ops/logger.js";
-import { createKafka } from "../stream/kafkaClient.js";
+import { createKafkaPort } from "../stream/kafka/index.js";
 import { brokerList, parsePositiveInteger, refuseArguments } from "./cliArguments.js";
 
 interface TailFlags {
   topic?: string;
   kafkaBrokers?: string;
   fromBeginning?: boolean;
+  readCommitted?: boolean;
   action?: string;
   fallback?: boolean;
   json?: boolean;
@@ -38,6 +37,7 @@ export function registerDecisionsCommand(program: Command): void {
     .option("--json", "one JSON object per line (for pipes)")
     .option("--colour", "colour even when stdout is not a terminal")
     .option("--no-colour", "never colour")
+    .option("--read-committed", "only decisions of committed transactions (scorers run with --exactly-once)")
     .option("--limit <n>", "stop after printing this many")
     .action(async (flags: TailFlags) => {
       const problems: string[] = [];
@@ -55,12 +55,7 @@ export function registerDecisionsCommand(program: Command): void {
         ...(flags.fallback !== undefined ? { fallback: flags.fallback } : {}),
       };
       const colour = wantsColour(flags.colour, process.stdout.isTTY === true, process.env);
-      const logger = createLogger({
-        level: "warn",
-        name: "fraud-scorer-tail",
-        destination: pino.destination(2),
-      });
-      const kafka = createKafka({ brokers, clientId: "fraud-scorer-tail", logger });
+      const kafka = createKafkaPort({ brokers, clientId: "fraud-scorer-tail" });
       const topic = flags.topic ?? process.env.KAFKA_DECISIONS_TOPIC ?? "decisions";
       let printed = 0;
       let stopping = false;
@@ -68,10 +63,11 @@ export function registerDecisionsCommand(program: Command): void {
         kafka,
         topic,
         fromBeginning: flags.fromBeginning === true,
-        onDecision: (d, meta) => {
+        isolation: flags.readCommitted ? "read_committed" : "read_uncommitted",
+        onDecision: (d, { offset, ...meta }) => {
           if (stopping || !matchesFilter(d, filter)) return;
           process.stdout.write(
-            `${flags.json ? formatDecisionJson(d, meta) : formatDecisionLine(d, { colour })}\n`,
+            `${flags.json ? formatDecisionJson(d, { ...meta, offset: String(offset) }) : formatDecisionLine(d, { colour })}\n`,
           );
           if (limit !== undefined && ++printed >= limit) void stop();
         },

@@ -24,7 +24,8 @@ import { describeSource, ReplayInputError, type ReplayInput } from "../replay/re
 import { replayTransactions } from "../replay/replayTransactions.js";
 import { readTopicRange } from "../replay/topicRange.js";
 import { readTransactionFile } from "../replay/transactionFile.js";
-import { createKafka } from "../stream/kafkaClient.js";
+import { createKafkaPort } from "../stream/kafka/index.js";
+import type { KafkaPort } from "../stream/kafkaPort.js";
 import { actionName, ACTION_NAMES } from "../decisions/decisionJson.js";
 import { refuseArguments } from "./cliArguments.js";
 import { progressWanted, startProgress } from "./progressBar.js";
@@ -73,7 +74,7 @@ async function runReplay(options: ReplayOptions): Promise<void> {
     await loadRuleSet(options.rulesFile).catch(asInputError(`rule set ${options.rulesFile}`)),
   );
   const kafka = options.kafkaBrokers
-    ? createKafka({ brokers: options.kafkaBrokers, clientId: "fraud-scorer-replay", logger })
+    ? createKafkaPort({ brokers: options.kafkaBrokers, clientId: "fraud-scorer-replay" })
     : undefined;
   // Input before the model: a bad file or range is reported before seconds of model loading.
   const input = await readInput(options, kafka);
@@ -163,10 +164,7 @@ function mix(decisions: ReadonlyArray<{ action?: number | null; fallback?: boole
   return [...ACTION_NAMES.map((a) => `${a} ${counts.get(a) ?? 0}`), `fallback ${fallbacks}`].join(" · ");
 }
 
-async function readInput(
-  options: ReplayOptions,
-  kafka: ReturnType<typeof createKafka> | undefined,
-): Promise<ReplayInput> {
+async function readInput(options: ReplayOptions, kafka: KafkaPort | undefined): Promise<ReplayInput> {
   const { source } = options;
   if (source.kind === "file") return readTransactionFile(source.path);
   const registry = options.schemaRegistryUrl
@@ -189,7 +187,7 @@ async function readInput(
 
 async function readRecorded(
   options: ReplayOptions,
-  kafka: ReturnType<typeof createKafka> | undefined,
+  kafka: KafkaPort | undefined,
   input: ReplayInput,
   transactionIds: readonly string[],
 ): Promise<RecordedDecisions> {

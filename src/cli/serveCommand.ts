@@ -124,9 +124,9 @@ async function runScorer(config: ScorerConfig): Promise<void> {
     metrics,
     readiness,
     logger,
-    // Exit without committing: a restart decides those transactions again.
-    onFatal: (err) => {
-      logger.fatal({ err }, "could not publish decisions; exiting so they are decided again after a restart");
+    // The one fatal path. Exit without committing: a restart decides those transactions again.
+    onFatal: (err, what) => {
+      logger.fatal({ err }, `${what}; exiting so its transactions are decided again after a restart`);
       process.exit(1);
     },
   });

@@ -1,20 +1,21 @@
-// Follows the decisions topic with a throwaway consumer group (never committed: watching must
-// not move anyone's offsets) and hands each decoded Decision on. Records that are not
-// Confluent-framed Decisions are reported, not fatal: a tail shows what is there.
-import { randomUUID } from "node:crypto";
-import type { Kafka } from "kafkajs";
+// Follows the decisions topic with a topic reader (it never commits: watching must not move
+// anyone's offsets) and hands each decoded Decision on. Records that are not Confluent-framed
+// Decisions are reported, not fatal: a tail shows what is there.
 import { parseConfluentFrame } from "../codec/confluent.js";
 import { decodeDecisionPayload, type Decision } from "../codec/messages.js";
+import type { IsolationLevel, KafkaPort } from "../stream/kafkaPort.js";
 
 export interface FollowOptions {
-  readonly kafka: Kafka;
+  readonly kafka: KafkaPort;
   readonly topic: string;
   readonly fromBeginning: boolean;
+  /** read_committed shows only decisions of committed transactions (exactly-once scorers). */
+  readonly isolation?: IsolationLevel;
   readonly onDecision: (
     decision: Decision,
-    meta: { partition: number; offset: string; arrivedAtMs: number },
+    meta: { partition: number; offset: number; arrivedAtMs: number },
   ) => void;
-  readonly onUndecodable?: (meta: { partition: number; offset: string; reason: string }) => void;
+  readonly onUndecodable?: (meta: { partition: number; offset: number; reason: string }) => void;
 }
 
 export interface Following {
@@ -33,23 +34,25 @@ export async function followDecisions({
   kafka,
   topic,
   fromBeginning,
+  isolation,
   onDecision,
   onUndecodable,
 }: FollowOptions): Promise<Following> {
-  const consumer = kafka.consumer({ groupId: `fraud-scorer-tail-${randomUUID()}`, maxWaitTimeInMs: 100 });
-  await consumer.connect();
-  await consumer.subscribe({ topic, fromBeginning });
-  await consumer.run({
-    autoCommit: false,
-    eachBatch: async ({ batch }) => {
-      const arrivedAtMs = performance.timeOrigin + performance.now();
-      for (const m of batch.messages) {
-        const decoded = decodeDecisionRecord(m.value);
-        const meta = { partition: batch.partition, offset: m.offset };
+  const reader = kafka.topicReader({
+    topic,
+    from: fromBeginning ? "earliest" : "latest",
+    isolation,
+    maxWaitMs: 100,
+  });
+  await reader.start((batches) => {
+    const arrivedAtMs = performance.timeOrigin + performance.now();
+    for (const batch of batches)
+      for (const r of batch.records) {
+        const decoded = decodeDecisionRecord(r.value);
+        const meta = { partition: r.partition, offset: r.offset };
         if (typeof decoded === "string") onUndecodable?.({ ...meta, reason: decoded });
         else onDecision(decoded, { ...meta, arrivedAtMs });
       }
-    },
   });
-  return { stop: () => consumer.disconnect() };
+  return { stop: () => reader.close() };
 }

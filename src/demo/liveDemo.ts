@@ -8,10 +8,12 @@ import { readFile } from "node:fs/promises";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
-import type { Kafka } from "kafkajs";
 import type { Logger } from "pino";
 import { followDecisions } from "../decisions/followDecisions.js";
+// The load generator still takes a kafkajs client until it moves onto the port's RecordSink.
 import { createKafka } from "../stream/kafkaClient.js";
+import { createKafkaPort } from "../stream/kafka/index.js";
+import type { KafkaPort } from "../stream/kafkaPort.js";
 import { produceTraffic } from "../traffic/produceTraffic.js";
 import { simulatedTraffic } from "../traffic/trafficSource.js";
 import type { DemoEndpoints } from "../tools/demo/demoEnvironment.js";
@@ -75,7 +77,8 @@ export async function runLiveDemo(o: LiveDemoOptions): Promise<DemoReport> {
     clientId: "fraud-scorer-demo",
     logger: o.logger,
   });
-  await createTopics(kafka, topics, o.partitions);
+  const port = createKafkaPort({ brokers: o.endpoints.kafkaBrokers, clientId: "fraud-scorer-demo" });
+  await createTopics(port, topics, o.partitions);
   const startedAt = new Date().toISOString();
   const loadAtStart = loadavg()[0]!;
   let scorer: ScorerChild | undefined;
@@ -115,7 +118,7 @@ export async function runLiveDemo(o: LiveDemoOptions): Promise<DemoReport> {
     let decided = 0;
     let lastDecisionAt = Date.now();
     following = await followDecisions({
-      kafka,
+      kafka: port,
       topic: topics.decisions,
       fromBeginning: true,
       onDecision: (d, { arrivedAtMs }) => {
@@ -237,30 +240,30 @@ export async function runLiveDemo(o: LiveDemoOptions): Promise<DemoReport> {
     const code = await scorer?.stop();
     if (code !== undefined && code !== 0 && code !== null)
       o.say(`the scorer exited with ${code}; see ${join(o.reportDir, "scorer.log")}`);
-    if (!o.keep) await cleanUp(kafka, topics, o.endpoints.redisUrl, runId, o.say);
+    if (!o.keep) await cleanUp(port, topics, o.endpoints.redisUrl, runId, o.say);
   }
 }
 
-async function createTopics(kafka: Kafka, topics: Record<string, string>, partitions: number): Promise<void> {
+async function createTopics(
+  kafka: KafkaPort,
+  topics: Record<string, string>,
+  partitions: number,
+): Promise<void> {
   const admin = kafka.admin();
-  await admin.connect();
   try {
-    await admin.createTopics({
-      waitForLeaders: true,
-      topics: [
-        { topic: topics.transactions!, numPartitions: partitions },
-        { topic: topics.decisions!, numPartitions: partitions },
-        { topic: topics.dlq!, numPartitions: 1 },
-      ],
-    });
+    await admin.createTopics([
+      { topic: topics.transactions!, numPartitions: partitions },
+      { topic: topics.decisions!, numPartitions: partitions },
+      { topic: topics.dlq!, numPartitions: 1 },
+    ]);
   } finally {
-    await admin.disconnect();
+    await admin.close();
   }
 }
 
 /** Best effort: the run's topics, and its own Redis namespace (never anything else). */
 async function cleanUp(
-  kafka: Kafka,
+  kafka: KafkaPort,
   topics: Record<string, string>,
   redisUrl: string,
   namespace: string,
@@ -268,12 +271,11 @@ async function cleanUp(
 ): Promise<void> {
   const admin = kafka.admin();
   try {
-    await admin.connect();
-    await admin.deleteTopics({ topics: Object.values(topics), timeout: 10_000 });
+    await admin.deleteTopics(Object.values(topics));
   } catch (err) {
     say(`could not delete the demo topics: ${(err as Error).message}`);
   } finally {
-    await admin.disconnect().catch(() => {});
+    await admin.close().catch(() => {});
   }
   const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
   try {

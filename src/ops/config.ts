@@ -44,7 +44,12 @@ export interface KafkaConfig {
   readonly transactionsTopic: string;
   readonly decisionsTopic: string;
   readonly dlqTopic: string;
-  readonly partitionsConsumedConcurrently: number;
+  /** Static membership (KIP-345); also names the transactional id in exactly-once mode. */
+  readonly groupInstanceId?: string;
+  readonly groupProtocol: "classic" | "consumer";
+  readonly sessionTimeoutMs: number;
+  /** Decisions, dead letters and consumed offsets in Kafka transactions. */
+  readonly exactlyOnce: boolean;
   readonly ssl: KafkaSslConfig;
   /** Present only when a mechanism is configured (username and password are then required). */
   readonly sasl?: KafkaSaslConfig;

@@ -97,6 +97,10 @@ export const DEV_HMAC_KEY_HEX = Buffer.from("fraud-scorer/dev/INSECURE/hmac-key/
 const DAY_MS = 86_400_000;
 const MIB = 1024 * 1024;
 // A namespace is a key prefix: no ':' (our separator) or braces (Redis Cluster hash tags).
+// Kafka's group.instance.id and transactional.id are made from it: no spaces, bounded length.
+const INSTANCE_ID = /^[A-Za-z0-9_.:-]{1,200}$/;
+const INSTANCE_ID_EXPECTED = "expected 1 to 200 letters, digits, '_', '.', ':' or '-'";
+
 const NAMESPACE = /^[A-Za-z0-9_.-]{1,64}$/;
 const NAMESPACE_EXPECTED = "expected 1 to 64 letters, digits, '_', '.' or '-'";
 
@@ -123,7 +127,22 @@ export const configSchema = z
       transactionsTopic: text().default("transactions"),
       decisionsTopic: text().default("decisions"),
       dlqTopic: text().default("transactions.dlq"),
-      partitionsConsumedConcurrently: integer(1, 1024).default(12),
+      groupInstanceId: z
+        .preprocess(
+          trimmed,
+          z.string({ error: INSTANCE_ID_EXPECTED }).regex(INSTANCE_ID, { error: INSTANCE_ID_EXPECTED }),
+        )
+        .optional(),
+      // Measured on Kafka 4.3: a SIGKILLed static member restarted at once rejoins in about
+      // 0.5 s with "classic"; with "consumer" (KIP-848) the broker refuses its instance id
+      // (UNRELEASED_INSTANCE_ID) until the dead member's broker-side session has expired.
+      groupProtocol: oneOf(["classic", "consumer"]).default("classic"),
+      // A member gone for good has its partitions moved after this long. 10 s: a heartbeat
+      // every 3.3 s may be missed twice (a stalled event loop on a loaded 2-core box) before
+      // a live member is thrown out; the broker's floor is 6 s. Restarts do not wait for it:
+      // static membership hands a restarted instance its partitions back at once.
+      sessionTimeoutMs: integer(6_000, 300_000).default(10_000),
+      exactlyOnce: onOff().default(false),
       ssl: z.object({
         enabled: onOff().default(false),
         caFile: text("expected a file path").optional(),
@@ -218,6 +237,16 @@ export const configSchema = z
         problem(ctx, "kafka.ssl.enabled", "must be true when TLS files are given");
     },
     { when: validAt("kafka.sasl", "kafka.ssl") },
+  )
+  .superRefine(
+    ({ kafka: k }, ctx) => {
+      // The transactional id comes from the instance id: without a stable one, a restarted
+      // instance cannot fence its predecessor's open transaction, and read_committed readers
+      // wait for that transaction to time out.
+      if (k.exactlyOnce && k.groupInstanceId === undefined)
+        problem(ctx, "kafka.groupInstanceId", "required when kafka.exactlyOnce is true");
+    },
+    { when: validAt("kafka.exactlyOnce", "kafka.groupInstanceId") },
   )
   .superRefine(
     ({ schemaRegistry: r }, ctx) => {

@@ -72,9 +72,24 @@ export const CONFIG_SETTINGS: readonly ConfigSetting[] = [
     flag: "dlq-topic",
     flagValue: "topic",
   }),
-  setting("kafka.partitionsConsumedConcurrently", "partitions fed to the scoring queue at once", {
-    env: "KAFKA_PARTITIONS_CONSUMED_CONCURRENTLY",
+  setting(
+    "kafka.groupInstanceId",
+    "static group membership id, stable per instance (e.g. the pod name): a restart resumes at once",
+    { env: "KAFKA_GROUP_INSTANCE_ID", flag: "group-instance-id", flagValue: "id" },
+  ),
+  setting("kafka.groupProtocol", "consumer group protocol: classic or consumer (KIP-848)", {
+    env: "KAFKA_GROUP_PROTOCOL",
+    flag: "group-protocol",
+    flagValue: "name",
   }),
+  setting("kafka.sessionTimeoutMs", "how long a silent member keeps its partitions (classic protocol), ms", {
+    env: "KAFKA_SESSION_TIMEOUT_MS",
+  }),
+  setting(
+    "kafka.exactlyOnce",
+    "decisions and consumed offsets in Kafka transactions (readers use read_committed)",
+    { env: "KAFKA_EXACTLY_ONCE", flag: "exactly-once" },
+  ),
   setting("kafka.ssl.enabled", "TLS to the brokers", { env: "KAFKA_SSL", flag: "kafka-ssl" }),
   setting("kafka.ssl.caFile", "PEM file of the CA that signed the brokers' certificates", {
     env: "KAFKA_SSL_CA_FILE",

@@ -2,13 +2,13 @@
 // `decisions tail --json` write it, or a delimited Protobuf stream of Decisions) or from the
 // decisions topic (Confluent-framed). Keyed by transaction id; the last record of an id wins,
 // as a consumer deduplicating on the key would keep it.
-import { randomUUID } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import type { Kafka } from "kafkajs";
 import { parseConfluentFrame } from "../codec/confluent.js";
 import { splitDelimitedFrames } from "../codec/delimited.js";
 import { decodeDecisionPayload, type DecisionInit } from "../codec/messages.js";
 import { decisionFromJson, type DecisionJson } from "../decisions/decisionJson.js";
+import type { KafkaPort } from "../stream/kafkaPort.js";
+import { readPartitionRanges } from "./readPartitionRanges.js";
 import { ReplayInputError } from "./replayRecord.js";
 
 export type RecordedDecisions = Map<string, DecisionInit>;
@@ -61,7 +61,7 @@ export async function readRecordedDecisionsFile(path: string): Promise<RecordedD
 }
 
 export interface RecordedTopicOptions {
-  readonly kafka: Kafka;
+  readonly kafka: KafkaPort;
   readonly topic: string;
   /** Only these transactions are kept. */
   readonly transactionIds: ReadonlySet<string>;
@@ -79,73 +79,35 @@ export async function readRecordedDecisionsTopic({
   idleTimeoutMs = 30_000,
 }: RecordedTopicOptions): Promise<RecordedDecisions> {
   const admin = kafka.admin();
-  await admin.connect();
-  let ranges: Array<{ partition: number; start: number; end: number }>;
+  let watermarks;
+  let since: Map<number, number> | undefined;
   try {
     if (!(await admin.listTopics()).includes(topic))
       throw new ReplayInputError(`decisions topic "${topic}" does not exist`);
-    const high = await admin.fetchTopicOffsets(topic);
-    const since =
-      sinceMs === undefined ? undefined : await admin.fetchTopicOffsetsByTimestamp(topic, sinceMs);
-    ranges = high.map((w) => ({
-      partition: w.partition,
-      start: Number(since?.find((s) => s.partition === w.partition)?.offset ?? w.low),
-      end: Number(w.high),
-    }));
+    watermarks = await admin.watermarks(topic);
+    since = sinceMs === undefined ? undefined : await admin.offsetsForTime(topic, sinceMs);
   } finally {
-    await admin.disconnect();
+    await admin.close();
   }
+  const ranges = watermarks.map((w) => ({
+    partition: w.partition,
+    start: Math.max(since?.get(w.partition) ?? w.low, w.low),
+    end: w.high,
+  }));
   const out: RecordedDecisions = new Map();
-  const pending = new Map(ranges.filter((r) => r.end > r.start).map((r) => [r.partition, r]));
-  if (pending.size === 0) return out;
-  const consumer = kafka.consumer({ groupId: `fraud-scorer-compare-${randomUUID()}`, maxWaitTimeInMs: 200 });
-  await consumer.connect();
-  try {
-    await consumer.subscribe({ topic, fromBeginning: true });
-    let lastProgress = Date.now();
-    await new Promise<void>((resolve, reject) => {
-      const idle = setInterval(() => {
-        if (Date.now() - lastProgress < idleTimeoutMs) return;
-        clearInterval(idle);
-        reject(
-          new ReplayInputError(
-            `reading recorded decisions from "${topic}" stalled for ${idleTimeoutMs / 1000} s`,
-          ),
-        );
-      }, 500);
-      void consumer
-        .run({
-          autoCommit: false,
-          eachBatch: async ({ batch }) => {
-            const range = pending.get(batch.partition);
-            if (!range) return;
-            for (const m of batch.messages) {
-              const offset = Number(m.offset);
-              if (offset < range.start || offset >= range.end || !m.value) continue;
-              const frame = parseConfluentFrame(m.value);
-              if (!frame.ok) continue;
-              const d = decodeDecisionPayload(frame.value.payload);
-              if (d.ok && transactionIds.has(d.value.transactionId)) out.set(d.value.transactionId, d.value);
-            }
-            lastProgress = Date.now();
-            if (Number(batch.lastOffset()) + 1 >= range.end) {
-              pending.delete(batch.partition);
-              consumer.pause([{ topic, partitions: [batch.partition] }]);
-              if (pending.size === 0) {
-                clearInterval(idle);
-                resolve();
-              }
-            }
-          },
-        })
-        .catch(reject);
-      for (const r of pending.values())
-        consumer.seek({ topic, partition: r.partition, offset: String(r.start) });
-      const done = ranges.filter((r) => !pending.has(r.partition)).map((r) => r.partition);
-      if (done.length > 0) consumer.pause([{ topic, partitions: done }]);
-    });
-  } finally {
-    await consumer.disconnect();
-  }
+  await readPartitionRanges({
+    kafka,
+    topic,
+    ranges,
+    watermarks,
+    idleTimeoutMs,
+    onRecord: (r) => {
+      if (!r.value) return;
+      const frame = parseConfluentFrame(r.value);
+      if (!frame.ok) return;
+      const d = decodeDecisionPayload(frame.value.payload);
+      if (d.ok && transactionIds.has(d.value.transactionId)) out.set(d.value.transactionId, d.value);
+    },
+  });
   return out;
 }

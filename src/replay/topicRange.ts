@@ -1,12 +1,12 @@
 // A slice of a Kafka topic as replay input: per partition an offset range [start, end), found
-// from two timestamps or given as two offsets. Records are read with a throwaway consumer
-// group that never commits, so reading history leaves no trace on the cluster; then ordered by
+// from two timestamps or given as two offsets. Records are read with a topic reader that never
+// commits, so reading history leaves no trace on the cluster; then ordered by
 // (timestamp, partition, offset) so the order, and the decisions, do not depend on fetch timing.
-import { randomUUID } from "node:crypto";
-import type { Admin, Kafka } from "kafkajs";
 import { TRANSACTION_TYPE } from "../codec/schemaRegistry.js";
 import { decodeTransactionRecord } from "../ingest/decodeTransactionRecord.js";
 import { MAX_FRAMES_PER_RECORD, streamPosition } from "../scoring/ports.js";
+import type { KafkaPort, PartitionWatermarks, TopicAdmin } from "../stream/kafkaPort.js";
+import { readPartitionRanges, type PartitionRange } from "./readPartitionRanges.js";
 import {
   ReplayInputError,
   type RejectedRecord,
@@ -26,20 +26,16 @@ export interface TopicRangeRequest {
   readonly to?: RangeBound;
 }
 
-export interface PartitionRange {
-  readonly partition: number;
-  readonly start: number;
-  readonly end: number;
-}
+export type { PartitionRange };
 
 export interface ResolvedRanges {
   readonly ranges: readonly PartitionRange[];
   /** Every partition of the topic, wanted or not. */
-  readonly allPartitions: readonly number[];
+  readonly watermarks: readonly PartitionWatermarks[];
 }
 
 export interface TopicRangeOptions {
-  readonly kafka: Kafka;
+  readonly kafka: KafkaPort;
   /** Asks the registry what a schema id holds; without it Confluent-framed records are rejected. */
   readonly firstMessageType?: (schemaId: number) => Promise<string | undefined>;
   readonly maxFrameBytes?: number;
@@ -53,13 +49,13 @@ const isTimeBound = (b: RangeBound | undefined): b is { timeMs: number } => b !=
 
 /** Per-partition offset ranges for the request, clamped to what the log still holds. */
 export async function resolvePartitionRanges(
-  admin: Admin,
+  admin: TopicAdmin,
   request: TopicRangeRequest,
 ): Promise<ResolvedRanges> {
   const { topic } = request;
   const topics = await admin.listTopics();
   if (!topics.includes(topic)) throw new ReplayInputError(`topic "${topic}" does not exist`);
-  const watermarks = await admin.fetchTopicOffsets(topic);
+  const watermarks = await admin.watermarks(topic);
   const all = watermarks.map((w) => w.partition).sort((a, b) => a - b);
   const wanted = request.partitions ?? all;
   const unknown = wanted.filter((p) => !all.includes(p));
@@ -76,19 +72,11 @@ export async function resolvePartitionRanges(
     );
   }
   const byTime = async (bound: RangeBound | undefined) =>
-    isTimeBound(bound)
-      ? new Map(
-          (await admin.fetchTopicOffsetsByTimestamp(topic, bound.timeMs)).map((o) => [
-            o.partition,
-            Number(o.offset),
-          ]),
-        )
-      : undefined;
+    isTimeBound(bound) ? await admin.offsetsForTime(topic, bound.timeMs) : undefined;
   const [startByTime, endByTime] = await Promise.all([byTime(request.from), byTime(request.to)]);
   const ranges = wanted.map((partition) => {
     const w = watermarks.find((x) => x.partition === partition)!;
-    const low = Number(w.low);
-    const high = Number(w.high);
+    const { low, high } = w;
     const from = request.from;
     const to = request.to;
     const start = startByTime?.get(partition) ?? (from !== undefined && "offset" in from ? from.offset : low);
@@ -97,7 +85,7 @@ export async function resolvePartitionRanges(
     const clampedEnd = Math.min(Math.max(end, clampedStart), high);
     return { partition, start: clampedStart, end: clampedEnd };
   });
-  return { ranges, allPartitions: all };
+  return { ranges, watermarks };
 }
 
 interface FetchedRecord {
@@ -113,12 +101,11 @@ export async function readTopicRange(
 ): Promise<ReplayInput> {
   const { kafka } = options;
   const admin = kafka.admin();
-  await admin.connect();
   let resolved: ResolvedRanges;
   try {
     resolved = await resolvePartitionRanges(admin, request);
   } finally {
-    await admin.disconnect();
+    await admin.close();
   }
   const { ranges } = resolved;
   const fetched = await fetchRanges(kafka, request.topic, resolved, options);
@@ -146,80 +133,29 @@ function describeRanges(request: TopicRangeRequest, ranges: readonly PartitionRa
 }
 
 async function fetchRanges(
-  kafka: Kafka,
+  kafka: KafkaPort,
   topic: string,
-  { ranges, allPartitions }: ResolvedRanges,
-  { onProgress, idleTimeoutMs = 30_000 }: TopicRangeOptions,
+  { ranges, watermarks }: ResolvedRanges,
+  { onProgress, idleTimeoutMs }: TopicRangeOptions,
 ): Promise<FetchedRecord[]> {
   const total = ranges.reduce((n, r) => n + (r.end - r.start), 0);
   onProgress?.(0, total);
-  const pending = new Map(ranges.filter((r) => r.end > r.start).map((r) => [r.partition, r]));
-  if (pending.size === 0) return [];
-
   const records: FetchedRecord[] = [];
-  // A group of our own that never commits: reading history must not move anyone's offsets.
-  const consumer = kafka.consumer({
-    groupId: `fraud-scorer-replay-${randomUUID()}`,
-    allowAutoTopicCreation: false,
-    maxWaitTimeInMs: 200,
+  await readPartitionRanges({
+    kafka,
+    topic,
+    ranges,
+    watermarks,
+    idleTimeoutMs,
+    onRecord: (r) =>
+      records.push({
+        partition: r.partition,
+        offset: r.offset,
+        timestampMs: r.timestampMs,
+        value: r.value ?? Buffer.alloc(0),
+      }),
+    onProgress: (read) => onProgress?.(read, total),
   });
-  await consumer.connect();
-  let lastProgress = Date.now();
-  try {
-    await consumer.subscribe({ topic, fromBeginning: true });
-    const done = new Promise<void>((resolve, reject) => {
-      const idle = setInterval(() => {
-        if (Date.now() - lastProgress < idleTimeoutMs) return;
-        clearInterval(idle);
-        const where = [...pending.values()].map((r) => `partition ${r.partition} before offset ${r.end}`);
-        reject(
-          new ReplayInputError(
-            `no records arrived for ${idleTimeoutMs / 1000} s; still expecting ${where.join(", ")}`,
-          ),
-        );
-      }, 500);
-      const finish = () => {
-        clearInterval(idle);
-        resolve();
-      };
-      void consumer
-        .run({
-          autoCommit: false,
-          eachBatchAutoResolve: false,
-          eachBatch: async ({ batch }) => {
-            const range = pending.get(batch.partition);
-            if (range === undefined) return;
-            for (const m of batch.messages) {
-              const offset = Number(m.offset);
-              if (offset < range.start || offset >= range.end) continue;
-              records.push({
-                partition: batch.partition,
-                offset,
-                timestampMs: Number(m.timestamp),
-                value: m.value ?? Buffer.alloc(0),
-              });
-            }
-            lastProgress = Date.now();
-            onProgress?.(records.length, total);
-            const last = Number(batch.lastOffset());
-            if (last + 1 >= range.end) {
-              pending.delete(batch.partition);
-              consumer.pause([{ topic, partitions: [batch.partition] }]);
-              if (pending.size === 0) finish();
-            }
-          },
-        })
-        .catch(reject);
-      // run() creates the consumer group synchronously, so these apply before the first fetch.
-      for (const r of pending.values())
-        consumer.seek({ topic, partition: r.partition, offset: String(r.start) });
-      const others = allPartitions.filter((p) => !pending.has(p));
-      if (others.length > 0) consumer.pause([{ topic, partitions: others }]);
-    });
-    await done;
-  } finally {
-    await consumer.disconnect();
-  }
   return records;
 }
 

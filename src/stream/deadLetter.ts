@@ -1,17 +1,17 @@
 // Undecodable or invalid records go to the dead-letter topic with their original bytes and
 // headers naming the reason and the source, so nothing is lost and each can be replayed once
 // fixed. The consumer commits a dead-lettered record only after the DLQ acknowledged it.
-import type { Kafka, Producer } from "kafkajs";
 import type { DecodeError } from "../codec/decodeError.js";
+import type { PublishRecords } from "./decisionProducer.js";
 
 export interface DeadLetter {
   readonly topic: string;
   readonly partition: number;
-  readonly offset: string;
+  readonly offset: number;
   readonly key: Buffer | null;
   readonly value: Buffer | null;
-  readonly timestamp: string;
-  readonly headers?: Record<string, Buffer | string | (Buffer | string)[] | undefined> | undefined;
+  readonly timestampMs: number;
+  readonly headers?: Readonly<Record<string, Buffer | string>> | undefined;
   readonly error: DecodeError;
 }
 
@@ -28,32 +28,19 @@ export const DLQ_HEADERS = {
 } as const;
 
 export class DeadLetterPublisher {
-  readonly #producer: Producer;
+  readonly #publish: PublishRecords;
   readonly #topic: string;
 
-  constructor({ kafka, topic }: { kafka: Kafka; topic: string }) {
-    this.#producer = kafka.producer({
-      idempotent: true,
-      maxInFlightRequests: 1,
-      allowAutoTopicCreation: false,
-    });
+  constructor({ publish, topic }: { publish: PublishRecords; topic: string }) {
+    this.#publish = publish;
     this.#topic = topic;
-  }
-
-  connect(): Promise<void> {
-    return this.#producer.connect();
-  }
-
-  disconnect(): Promise<void> {
-    return this.#producer.disconnect();
   }
 
   async publish(letters: readonly DeadLetter[]): Promise<void> {
     if (letters.length === 0) return;
-    await this.#producer.send({
-      topic: this.#topic,
-      acks: -1,
-      messages: letters.map((l) => ({
+    await this.#publish(
+      letters.map((l) => ({
+        topic: this.#topic,
         key: l.key,
         value: l.value,
         headers: {
@@ -69,10 +56,10 @@ export class DeadLetterPublisher {
             : {}),
           [DLQ_HEADERS.sourceTopic]: l.topic,
           [DLQ_HEADERS.sourcePartition]: String(l.partition),
-          [DLQ_HEADERS.sourceOffset]: l.offset,
-          [DLQ_HEADERS.sourceTimestamp]: l.timestamp,
+          [DLQ_HEADERS.sourceOffset]: String(l.offset),
+          [DLQ_HEADERS.sourceTimestamp]: String(l.timestampMs),
         },
       })),
-    });
+    );
   }
 }

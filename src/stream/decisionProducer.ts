@@ -1,38 +1,28 @@
-// Decisions to the `decisions` topic: key = transaction_id (consumers deduplicate on it),
-// value = Confluent-framed Decision, idempotent producer with acks=all. `publish` resolves
-// only when the broker has acknowledged every decision.
-import { CompressionTypes, type Kafka, type Producer } from "kafkajs";
+// Decisions to the `decisions` topic: one record each, key = transaction_id (consumers
+// deduplicate on it), value = Confluent-framed Decision. The records go out through the
+// scorer's one outbound publisher (idempotent and acks=all, or the open Kafka transaction);
+// `publish` resolves only when the broker has acknowledged every decision.
 import { encodeConfluentFrame } from "../codec/confluent.js";
 import { encodeDecisionPayload, type DecisionInit } from "../codec/messages.js";
+import type { OutgoingRecord } from "./kafkaPort.js";
+
+export type PublishRecords = (records: readonly OutgoingRecord[]) => Promise<void>;
 
 export interface DecisionProducerOptions {
-  readonly kafka: Kafka;
+  readonly publish: PublishRecords;
   readonly topic: string;
   readonly decisionSchemaId: number;
 }
 
 export class DecisionProducer {
-  readonly #producer: Producer;
+  readonly #publish: PublishRecords;
   readonly #topic: string;
   readonly #schemaId: number;
 
-  constructor({ kafka, topic, decisionSchemaId }: DecisionProducerOptions) {
-    // kafkajs' idempotent producer requires one request in flight per connection.
-    this.#producer = kafka.producer({
-      idempotent: true,
-      maxInFlightRequests: 1,
-      allowAutoTopicCreation: false,
-    });
+  constructor({ publish, topic, decisionSchemaId }: DecisionProducerOptions) {
+    this.#publish = publish;
     this.#topic = topic;
     this.#schemaId = decisionSchemaId;
-  }
-
-  connect(): Promise<void> {
-    return this.#producer.connect();
-  }
-
-  disconnect(): Promise<void> {
-    return this.#producer.disconnect();
   }
 
   encode(decision: DecisionInit): Buffer {
@@ -45,11 +35,8 @@ export class DecisionProducer {
 
   async publish(decisions: readonly DecisionInit[]): Promise<void> {
     if (decisions.length === 0) return;
-    await this.#producer.send({
-      topic: this.#topic,
-      acks: -1,
-      compression: CompressionTypes.None,
-      messages: decisions.map((d) => ({ key: d.transactionId ?? "", value: this.encode(d) })),
-    });
+    await this.#publish(
+      decisions.map((d) => ({ topic: this.#topic, key: d.transactionId ?? "", value: this.encode(d) })),
+    );
   }
 }

@@ -1,7 +1,8 @@
 // The composition root of `fraud-scorer serve`: it reads like the data-flow diagram.
 //   transactions ─► TransactionConsumer (decode, hash, DLQ) ─► ScoringQueue ─► scoreBatch
 //   (state read, model step, policy, state write) ─► DecisionProducer ─► decisions,
-//   offsets committed after the decisions are acknowledged.
+//   offsets committed after the decisions are acknowledged (or, exactly-once, inside the
+//   Kafka transaction that writes them). Decisions and dead letters share one producer.
 // The model is verified and warmed, and the schemas registered, before the consumer joins.
 import type { Logger } from "pino";
 import { SchemaRegistry, TRANSACTION_TYPE } from "../codec/schemaRegistry.js";
@@ -18,19 +19,24 @@ import {
 } from "../scoring/scoreBatch.js";
 import { DeadLetterPublisher } from "./deadLetter.js";
 import { DecisionProducer } from "./decisionProducer.js";
-import { createKafka, type KafkaClientOptions } from "./kafkaClient.js";
+import { createKafkaPort, type KafkaConnectionSettings } from "./kafka/index.js";
+import type { OutgoingRecord, RecordSink, SourceEvent } from "./kafkaPort.js";
 import { ScoringQueue } from "./scoringQueue.js";
 import { TransactionConsumer } from "./transactionConsumer.js";
+import { TransactionScope } from "./transactionScope.js";
 import type { ScorerMetrics } from "../ops/metrics.js";
 import type { Readiness } from "../ops/readiness.js";
 
 export interface ScorerSettings {
-  readonly kafka: Omit<KafkaClientOptions, "logger"> & {
+  readonly kafka: KafkaConnectionSettings & {
     readonly groupId: string;
+    readonly groupInstanceId?: string | undefined;
+    readonly groupProtocol: "classic" | "consumer";
+    readonly sessionTimeoutMs: number;
+    readonly exactlyOnce: boolean;
     readonly transactionsTopic: string;
     readonly decisionsTopic: string;
     readonly dlqTopic: string;
-    readonly partitionsConsumedConcurrently: number;
     readonly maxFrameBytes: number;
   };
   readonly schemaRegistry: {
@@ -61,8 +67,11 @@ export interface ScorerParts {
   readonly metrics: ScorerMetrics;
   readonly readiness: Readiness;
   readonly logger: Logger;
-  /** Decisions that could not be published: the caller should stop the process. */
-  readonly onFatal: (err: unknown) => void;
+  /**
+   * The one fatal path: decisions that could not be published, or a consumer that crashed.
+   * Readiness has dropped when it is called; the caller stops the process uncommitted.
+   */
+  readonly onFatal: (err: unknown, what: string) => void;
 }
 
 export interface RunningScorer {
@@ -82,10 +91,45 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
   readiness.set("schemasRegistered", true);
   logger.info({ transactionSchemaId, decisionSchemaId }, "contract schemas registered");
 
-  const kafka = createKafka({ ...settings.kafka, logger });
-  const decisions = new DecisionProducer({ kafka, topic: settings.kafka.decisionsTopic, decisionSchemaId });
-  const deadLetters = new DeadLetterPublisher({ kafka, topic: settings.kafka.dlqTopic });
-  await Promise.all([decisions.connect(), deadLetters.connect()]);
+  const { kafka: k } = settings;
+  let fatal = false;
+  const stopFatally = (err: unknown, what: string) => {
+    if (fatal) return;
+    fatal = true;
+    readiness.set("groupJoined", false, what);
+    parts.onFatal(err, what);
+  };
+  const onSourceEvent = (event: SourceEvent) => {
+    if (event.type === "joined") {
+      readiness.set("groupJoined", true);
+      logger.info(
+        { groupId: k.groupId, memberId: event.memberId, partitions: event.assigned.length },
+        "joined the consumer group",
+      );
+    } else if (event.type === "revoked") logger.info({ groupId: k.groupId }, "group rebalancing");
+    else stopFatally(event.error, "the consumer crashed");
+  };
+  const port = createKafkaPort(k);
+  const source = port.groupSource({
+    topics: [k.transactionsTopic],
+    groupId: k.groupId,
+    groupInstanceId: k.groupInstanceId,
+    groupProtocol: k.groupProtocol,
+    sessionTimeoutMs: k.sessionTimeoutMs,
+    // Exactly-once: only what committed transactions wrote upstream counts as input.
+    isolation: k.exactlyOnce ? "read_committed" : "read_uncommitted",
+    onEvent: onSourceEvent,
+  });
+  // One producer for decisions and dead letters: idempotent with acks=all, or transactional.
+  const transactions = k.exactlyOnce
+    ? new TransactionScope(
+        port.transactionalSink({ source, transactionalId: transactionalIdOf(k.groupId, k.groupInstanceId) }),
+      )
+    : undefined;
+  const sink: RecordSink | undefined = transactions ? undefined : port.sink();
+  const publish = (records: readonly OutgoingRecord[]) => (transactions ?? sink!).publish(records);
+  const decisions = new DecisionProducer({ publish, topic: k.decisionsTopic, decisionSchemaId });
+  const deadLetters = new DeadLetterPublisher({ publish, topic: k.dlqTopic });
 
   const onStateChange = (name: string, state: BreakerState) => {
     metrics.setBreakerState(name, state);
@@ -161,32 +205,19 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
   });
 
   const consumer = new TransactionConsumer({
-    kafka,
-    groupId: settings.kafka.groupId,
-    topic: settings.kafka.transactionsTopic,
-    partitionsConsumedConcurrently: settings.kafka.partitionsConsumedConcurrently,
-    maxFrameBytes: settings.kafka.maxFrameBytes,
+    source,
+    maxFrameBytes: k.maxFrameBytes,
     queue,
     deadLetters,
+    transactions,
     transactionSchemaIds: new Set([transactionSchemaId]),
     isTransactionSchema: async (id) => (await registry.firstMessageType(id)) === TRANSACTION_TYPE,
     logger,
     onDeadLetter: (reason) => metrics.countDeadLetter(reason),
-    onLag: (partition, lag) => metrics.setConsumerLag(partition, lag),
     onDecoded: (decodeUs) => metrics.observeStage("decode", decodeUs / 1e6),
     stateSettled: () => stateLane.drained(),
     maxQueuedItems: scoring.maxBatch * 16,
-    onFatal: (err) => {
-      logger.fatal(
-        { err },
-        "could not publish decisions; stopping so they are decided again after a restart",
-      );
-      process.exit(1);
-    },
-  });
-  void consumer.joined().then(() => {
-    readiness.set("groupJoined", true);
-    logger.info({ groupId: settings.kafka.groupId }, "joined the consumer group");
+    onFatal: (err) => stopFatally(err, "decisions could not be published"),
   });
   await consumer.start();
 
@@ -199,11 +230,18 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
         await stateLane.drained();
       });
       stateLane.shutdown();
-      await Promise.all([decisions.disconnect(), deadLetters.disconnect()]);
+      await (transactions ?? sink!).close();
       for (const g of Object.values(guards)) g.shutdown();
     },
   };
 }
+
+/**
+ * One transactional id per instance: with static membership the instance id is stable across
+ * restarts, so a restarted instance fences its predecessor's open transaction at once.
+ */
+const transactionalIdOf = (groupId: string, instanceId: string | undefined) =>
+  `${groupId}-${instanceId ?? `instance-${process.pid}`}`;
 
 const breakerOptions = (b: ScorerSettings["scoring"]["breaker"]) => ({
   errorThresholdPercentage: b.errorThresholdPercentage,

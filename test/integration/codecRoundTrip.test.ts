@@ -30,7 +30,7 @@ describe("framings through Kafka and the schema registry", () => {
     expect(await registry.firstMessageType(987_654_321)).toBeUndefined();
   });
 
-  it("delimited and Confluent-framed records produced with kafkajs read back as the same transactions", async () => {
+  it("delimited and Confluent-framed records produced through the Kafka port read back as the same transactions", async () => {
     const topics = await createTestTopics(endpoints.kafkaBrokers, "framing", 1);
     const registry = new SchemaRegistry({ url: endpoints.schemaRegistryUrl });
     const { transactionSchemaId } = await registry.registerContracts({
@@ -43,16 +43,12 @@ describe("framings through Kafka and the schema registry", () => {
       messageIndexes: [0],
       payload: encodeTransactionPayload(txs[3]!),
     });
-    const producer = testKafka(endpoints.kafkaBrokers).producer();
-    await producer.connect();
-    await producer.send({
-      topic: topics.transactions,
-      messages: [
-        { key: txs[0]!.cardId, value: delimited },
-        { key: txs[3]!.cardId, value: confluent },
-      ],
-    });
-    await producer.disconnect();
+    const producer = testKafka(endpoints.kafkaBrokers).sink();
+    await producer.publish([
+      { topic: topics.transactions, key: txs[0]!.cardId, value: delimited },
+      { topic: topics.transactions, key: txs[3]!.cardId, value: confluent },
+    ]);
+    await producer.close();
 
     const collector = new TopicCollector(endpoints.kafkaBrokers, topics.transactions);
     await collector.start();

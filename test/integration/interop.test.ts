@@ -68,13 +68,9 @@ beforeAll(async () => {
 describe("wire format checked with kcat and protoc", () => {
   it("kcat reads a record we produced and protoc decodes its payload with our .proto", async () => {
     const [tx] = makeTransactions(1, { cards: 1, prefix: "interop-out" });
-    const producer = testKafka(endpoints.kafkaBrokers).producer();
-    await producer.connect();
-    await producer.send({
-      topic: topics.transactions,
-      messages: [{ key: tx!.cardId, value: delimitedRecord(tx!) }],
-    });
-    await producer.disconnect();
+    const producer = testKafka(endpoints.kafkaBrokers).sink();
+    await producer.publish([{ topic: topics.transactions, key: tx!.cardId, value: delimitedRecord(tx!) }]);
+    await producer.close();
 
     const [value] = await kcatValues(topics.transactions);
     const frames = splitDelimitedFrames(value!);

@@ -40,8 +40,7 @@ describe("audit replay against the live scorer", () => {
     const scorer = await ScorerChild.start({
       env: scorerEnv(endpoints, topics, randomBytes(32).toString("hex")),
     });
-    const producer = testKafka(endpoints.kafkaBrokers).producer();
-    await producer.connect();
+    const producer = testKafka(endpoints.kafkaBrokers).sink();
     try {
       // Paced, so the live scorer is not asked to decide a backlog.
       for (let i = 0; i < txs.length; i += 20) {
@@ -50,7 +49,7 @@ describe("audit replay against the live scorer", () => {
       }
       await decisions.waitForDistinct(txs.length, 60_000);
     } finally {
-      await producer.disconnect();
+      await producer.close();
       await scorer.stop();
       await decisions.stop();
     }

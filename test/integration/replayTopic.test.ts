@@ -5,7 +5,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import type { Producer } from "kafkajs";
+import type { RecordSink } from "../../src/stream/kafkaPort.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encodeConfluentFrame } from "../../src/codec/confluent.js";
 import { Action, encodeDecisionPayload } from "../../src/codec/messages.js";
@@ -20,7 +20,7 @@ const endpoints = testEndpoints();
 const T0 = Date.UTC(2025, 5, 1, 12, 0, 0);
 const COUNT = 30;
 
-let producer: Producer;
+let producer: RecordSink;
 let topics: TestTopics;
 let dir: string;
 
@@ -29,23 +29,21 @@ beforeAll(async () => {
   // Two partitions, everything on partition 0 with record timestamps one second apart, so
   // offsets and times name the same records.
   topics = await createTestTopics(endpoints.kafkaBrokers, "replay", 2);
-  producer = testKafka(endpoints.kafkaBrokers).producer({ idempotent: true, maxInFlightRequests: 1 });
-  await producer.connect();
+  producer = testKafka(endpoints.kafkaBrokers).sink();
   const txs = makeTransactions(COUNT, { cards: 5, startMs: T0, prefix: "rp" });
-  await producer.send({
-    topic: topics.transactions,
-    acks: -1,
-    messages: txs.map((tx, i) => ({
+  await producer.publish(
+    txs.map((tx, i) => ({
+      topic: topics.transactions,
       key: tx.cardId,
       value: delimitedRecord(tx),
       partition: 0,
-      timestamp: String(T0 + i * 1000),
+      timestampMs: T0 + i * 1000,
     })),
-  });
+  );
 });
 
 afterAll(async () => {
-  await producer?.disconnect();
+  await producer?.close();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -169,14 +167,13 @@ describe("replay of a topic range", () => {
         ? { ...decisionFromJson(d), action: Action.ACTION_DECLINE, fallback: true, fallbackCause: 2 }
         : decisionFromJson(d),
     );
-    await producer.send({
-      topic: topics.decisions,
-      acks: -1,
-      messages: recorded.map((d) => ({
+    await producer.publish(
+      recorded.map((d) => ({
+        topic: topics.decisions,
         key: d.transactionId ?? "",
         value: encodeConfluentFrame({ schemaId: 1, messageIndexes: [0], payload: encodeDecisionPayload(d) }),
       })),
-    });
+    );
     const diffFile = join(dir, "diff.json");
     const { code, stderr } = await replay(
       "--partition",

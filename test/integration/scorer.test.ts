@@ -2,7 +2,7 @@
 import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
-import type { Producer } from "kafkajs";
+import type { RecordSink } from "../../src/stream/kafkaPort.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encodeConfluentFrame } from "../../src/codec/confluent.js";
 import { joinDelimitedFrames } from "../../src/codec/delimited.js";
@@ -40,15 +40,14 @@ const stateStore = (redis: Redis, env: Record<string, string>) =>
     hmacKey: Buffer.from(hmacKeyHex, "hex"),
   });
 
-let producer: Producer;
+let producer: RecordSink;
 
-beforeAll(async () => {
-  producer = testKafka(endpoints.kafkaBrokers).producer({ idempotent: true, maxInFlightRequests: 1 });
-  await producer.connect();
+beforeAll(() => {
+  producer = testKafka(endpoints.kafkaBrokers).sink();
 });
 
 afterAll(async () => {
-  await producer?.disconnect();
+  await producer?.close();
 });
 
 async function withScorer<T>(
@@ -113,9 +112,10 @@ describe("fraud-scorer serve on the real stack", () => {
     await dlq.start();
     try {
       await withScorer(topics, {}, async (_scorer, decisions) => {
-        const messages = good.map((tx) => ({ key: tx.cardId, value: delimitedRecord(tx) }));
-        bad.forEach((b, i) => messages.splice(20 + i * 37, 0, { key: `bad-${i}`, value: b.value }));
-        await producer.send({ topic: topics.transactions, acks: -1, messages });
+        const topic = topics.transactions;
+        const messages = good.map((tx) => ({ topic, key: tx.cardId, value: delimitedRecord(tx) }));
+        bad.forEach((b, i) => messages.splice(20 + i * 37, 0, { topic, key: `bad-${i}`, value: b.value }));
+        await producer.publish(messages);
         const decided = await decisions.waitForDistinct(good.length, 60_000);
         await dlq.waitFor(() => dlq.records.length >= bad.length, 30_000, "dead letters");
         expect(new Set(decided.map((d) => d.transactionId))).toEqual(

@@ -1,7 +1,6 @@
 // Reads a decisions topic from the beginning and decodes each Confluent-framed Decision.
-import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Consumer } from "kafkajs";
+import type { IsolationLevel, RecordSource } from "../../../src/stream/kafkaPort.js";
 import { parseConfluentFrame } from "../../../src/codec/confluent.js";
 import { decodeDecisionPayload, type Decision } from "../../../src/codec/messages.js";
 import { testKafka } from "./kafkaTestTopics.js";
@@ -11,37 +10,38 @@ export interface CollectedRecord {
   readonly value: Buffer;
   readonly headers: Record<string, string>;
   readonly partition: number;
-  readonly offset: string;
+  readonly offset: number;
+  /** The record's timestamp: when the scorer produced it (ms since the epoch). */
+  readonly timestampMs: number;
+  /** When the collector received it (ms since the epoch). */
+  readonly receivedAtMs: number;
 }
 
 export class TopicCollector {
   readonly records: CollectedRecord[] = [];
-  readonly #consumer: Consumer;
-  readonly #topic: string;
+  readonly #reader: RecordSource;
 
-  constructor(brokers: string, topic: string) {
-    this.#topic = topic;
-    this.#consumer = testKafka(brokers).consumer({
-      groupId: `collector-${randomUUID()}`,
-      maxWaitTimeInMs: 100,
-    });
+  constructor(brokers: string, topic: string, isolation: IsolationLevel = "read_uncommitted") {
+    this.#reader = testKafka(brokers).topicReader({ topic, from: "earliest", isolation, maxWaitMs: 100 });
   }
 
   async start(): Promise<void> {
-    await this.#consumer.connect();
-    await this.#consumer.subscribe({ topic: this.#topic, fromBeginning: true });
-    await this.#consumer.run({
-      eachMessage: async ({ message, partition }) => {
-        const headers: Record<string, string> = {};
-        for (const [k, v] of Object.entries(message.headers ?? {})) headers[k] = String(v);
-        this.records.push({
-          key: message.key?.toString() ?? "",
-          value: message.value ?? Buffer.alloc(0),
-          headers,
-          partition,
-          offset: message.offset,
-        });
-      },
+    await this.#reader.start((batches) => {
+      const receivedAtMs = Date.now();
+      for (const batch of batches)
+        for (const record of batch.records) {
+          const headers: Record<string, string> = {};
+          for (const [k, v] of Object.entries(record.headers)) headers[k] = v.toString();
+          this.records.push({
+            key: record.key?.toString() ?? "",
+            value: record.value ?? Buffer.alloc(0),
+            headers,
+            partition: record.partition,
+            offset: record.offset,
+            timestampMs: record.timestampMs,
+            receivedAtMs,
+          });
+        }
     });
   }
 
@@ -54,7 +54,7 @@ export class TopicCollector {
   }
 
   stop(): Promise<void> {
-    return this.#consumer.disconnect();
+    return this.#reader.close();
   }
 }
 

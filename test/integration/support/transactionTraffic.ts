@@ -1,6 +1,6 @@
 // Deterministic test traffic: `count` transactions over `cards` cards, each card's
 // transactions in time order, produced one per record keyed by card id (delimited framing).
-import type { Producer } from "kafkajs";
+import type { RecordSink } from "../../../src/stream/kafkaPort.js";
 import { joinDelimitedFrames } from "../../../src/codec/delimited.js";
 import { Channel, encodeTransactionPayload, Transaction } from "../../../src/codec/messages.js";
 
@@ -37,16 +37,14 @@ export const delimitedRecord = (tx: Transaction): Buffer =>
   joinDelimitedFrames([encodeTransactionPayload(tx)]);
 
 export async function produceTransactions(
-  producer: Producer,
+  producer: RecordSink,
   topic: string,
   txs: readonly Transaction[],
   chunk = 500,
 ) {
   for (let i = 0; i < txs.length; i += chunk) {
-    await producer.send({
-      topic,
-      acks: -1,
-      messages: txs.slice(i, i + chunk).map((tx) => ({ key: tx.cardId, value: delimitedRecord(tx) })),
-    });
+    await producer.publish(
+      txs.slice(i, i + chunk).map((tx) => ({ topic, key: tx.cardId, value: delimitedRecord(tx) })),
+    );
   }
 }

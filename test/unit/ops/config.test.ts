@@ -104,7 +104,9 @@ describe("configuration sources", () => {
       transactionsTopic: "transactions",
       decisionsTopic: "decisions",
       dlqTopic: "transactions.dlq",
-      partitionsConsumedConcurrently: 12,
+      groupProtocol: "classic",
+      sessionTimeoutMs: 10_000,
+      exactlyOnce: false,
       maxFrameBytes: 1024 * 1024,
       ssl: { enabled: false, rejectUnauthorized: true },
     });
@@ -167,7 +169,10 @@ describe("configuration errors", () => {
   const badValues: ReadonlyArray<readonly [string, string, string]> = [
     ["KAFKA_BROKERS", "kafka-1", "kafka.brokers"],
     ["KAFKA_BROKERS", "kafka-1:99999", "kafka.brokers"],
-    ["KAFKA_PARTITIONS_CONSUMED_CONCURRENTLY", "0", "kafka.partitionsConsumedConcurrently"],
+    ["KAFKA_SESSION_TIMEOUT_MS", "1000", "kafka.sessionTimeoutMs"],
+    ["KAFKA_GROUP_INSTANCE_ID", "scorer 1", "kafka.groupInstanceId"],
+    ["KAFKA_GROUP_PROTOCOL", "cooperative", "kafka.groupProtocol"],
+    ["KAFKA_EXACTLY_ONCE", "maybe", "kafka.exactlyOnce"],
     ["KAFKA_SSL", "maybe", "kafka.ssl.enabled"],
     ["KAFKA_SASL_MECHANISM", "gssapi", "kafka.sasl.mechanism"],
     ["KAFKA_MAX_FRAME_BYTES", "12.5", "kafka.maxFrameBytes"],
@@ -202,6 +207,14 @@ describe("configuration errors", () => {
     expect(error.message).toContain(`${path}`);
     expect(error.message).toContain(`env ${name}`);
     expect(problem.message).toMatch(/expected|must|cannot/);
+  });
+
+  it("asks for an instance id when exactly-once is on", () => {
+    expect(() => load({ ...baseEnv(), KAFKA_EXACTLY_ONCE: "true" })).toThrow(
+      /kafka\.groupInstanceId.*exactlyOnce/s,
+    );
+    const config = load({ ...baseEnv(), KAFKA_EXACTLY_ONCE: "true", KAFKA_GROUP_INSTANCE_ID: "scorer-1" });
+    expect(config.kafka).toMatchObject({ exactlyOnce: true, groupInstanceId: "scorer-1" });
   });
 
   it("names the flag a bad value came from", () => {

@@ -1,0 +1,3 @@
+// The one entry point into the Kafka adapter.
+export { createPlatformaticPort as createKafkaPort } from "./platformaticPort.js";
+export type { KafkaConnectionSettings } from "./clientOptions.js";

@@ -1,0 +1,105 @@
+// TopicAdmin over @platformatic/kafka's admin client.
+import { Admin, ListOffsetTimestamps } from "@platformatic/kafka";
+import { KafkaPortError, type PartitionWatermarks, type TopicAdmin, type TopicSpec } from "../kafkaPort.js";
+
+export class PlatformaticAdmin implements TopicAdmin {
+  readonly #admin: Admin;
+
+  constructor(admin: Admin) {
+    this.#admin = admin;
+  }
+
+  listTopics(): Promise<string[]> {
+    return this.#admin.listTopics();
+  }
+
+  async createTopics(topics: readonly TopicSpec[]): Promise<void> {
+    if (topics.length === 0) return;
+    const plain = topics.filter((t) => t.configs === undefined);
+    if (plain.length > 0)
+      await this.#admin.createTopics({
+        topics: plain.map(({ topic, numPartitions }) => ({ topic, partitions: numPartitions, replicas: -1 })),
+      });
+    // The client takes configs per call, not per topic.
+    for (const { topic, numPartitions, configs } of topics.filter((t) => t.configs !== undefined))
+      await this.#admin.createTopics({
+        topics: [{ topic, partitions: numPartitions, replicas: -1 }],
+        configs: Object.entries(configs!).map(([name, value]) => ({ name, value })),
+      });
+  }
+
+  async deleteTopics(topics: readonly string[]): Promise<void> {
+    if (topics.length === 0) return;
+    await this.#admin.deleteTopics({ topics: [...topics] });
+  }
+
+  async partitionCounts(topics: readonly string[]): Promise<Map<string, number>> {
+    const present = new Set(await this.#admin.listTopics());
+    const wanted = topics.filter((t) => present.has(t));
+    const counts = new Map<string, number>();
+    if (wanted.length === 0) return counts;
+    const metadata = await this.#admin.metadata({ topics: wanted, forceUpdate: true });
+    for (const [topic, t] of metadata.topics) counts.set(topic, t.partitionsCount);
+    return counts;
+  }
+
+  async watermarks(topic: string): Promise<PartitionWatermarks[]> {
+    const partitions = await this.#partitions(topic);
+    const [low, high] = await Promise.all([
+      this.#offsetsAt(topic, partitions, ListOffsetTimestamps.EARLIEST),
+      this.#offsetsAt(topic, partitions, ListOffsetTimestamps.LATEST),
+    ]);
+    return partitions.map((partition) => ({
+      partition,
+      low: low.get(partition) ?? 0,
+      high: high.get(partition) ?? 0,
+    }));
+  }
+
+  async offsetsForTime(topic: string, timeMs: number): Promise<Map<number, number>> {
+    const partitions = await this.#partitions(topic);
+    const [atTime, high] = await Promise.all([
+      this.#offsetsAt(topic, partitions, BigInt(timeMs)),
+      this.#offsetsAt(topic, partitions, ListOffsetTimestamps.LATEST),
+    ]);
+    // The broker answers -1 when no record is that recent: reading starts at the end then.
+    return new Map(
+      partitions.map((p) => [p, (atTime.get(p) ?? -1) >= 0 ? atTime.get(p)! : (high.get(p) ?? 0)]),
+    );
+  }
+
+  async committedOffsets(groupId: string, topic: string): Promise<Map<number, number>> {
+    const partitions = await this.#partitions(topic);
+    const groups = await this.#admin.listConsumerGroupOffsets({
+      groups: [{ groupId, topics: [{ name: topic, partitionIndexes: partitions }] }],
+    });
+    const out = new Map<number, number>();
+    for (const g of groups)
+      for (const t of g.topics)
+        for (const p of t.partitions)
+          if (p.committedOffset >= 0n) out.set(p.partitionIndex, Number(p.committedOffset));
+    return out;
+  }
+
+  close(): Promise<void> {
+    return this.#admin.close();
+  }
+
+  async #partitions(topic: string): Promise<number[]> {
+    const counts = await this.partitionCounts([topic]);
+    const count = counts.get(topic);
+    if (count === undefined) throw new KafkaPortError("not_found", `topic "${topic}" does not exist`);
+    return Array.from({ length: count }, (_, i) => i);
+  }
+
+  async #offsetsAt(topic: string, partitions: number[], timestamp: bigint): Promise<Map<number, number>> {
+    const listed = await this.#admin.listOffsets({
+      topics: [
+        { name: topic, partitions: partitions.map((partitionIndex) => ({ partitionIndex, timestamp })) },
+      ],
+    });
+    const out = new Map<number, number>();
+    for (const t of listed) for (const p of t.partitions) out.set(p.partitionIndex, Number(p.offset));
+    return out;
+  }
+}

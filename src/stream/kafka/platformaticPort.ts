@@ -1,0 +1,113 @@
+// The Kafka port on @platformatic/kafka (pure JavaScript; static membership, the KIP-848
+// consumer protocol and transactions). Chosen by the bench's client section: see README.
+import { randomUUID } from "node:crypto";
+import { Admin, Consumer, FetchIsolationLevels, Producer, type ConsumeOptions } from "@platformatic/kafka";
+import type {
+  GroupSourceOptions,
+  IsolationLevel,
+  KafkaPort,
+  RecordSink,
+  RecordSource,
+  TopicAdmin,
+  TopicReadOptions,
+  TransactionalSink,
+  TransactionalSinkOptions,
+} from "../kafkaPort.js";
+import { KafkaPortError } from "../kafkaPort.js";
+import { baseClientOptions, type KafkaConnectionSettings } from "./clientOptions.js";
+import { PlatformaticAdmin } from "./platformaticAdmin.js";
+import { PlatformaticSink, PlatformaticTransactionalSink, producerOptions } from "./platformaticSink.js";
+import { PlatformaticSource } from "./platformaticSource.js";
+
+const isolationLevel = (level: IsolationLevel | undefined) =>
+  level === "read_committed" ? FetchIsolationLevels.READ_COMMITTED : FetchIsolationLevels.READ_UNCOMMITTED;
+
+// An idle fetch returns after this long; the broker answers at once when a byte is there.
+const DEFAULT_MAX_WAIT_MS = 250;
+
+export function createPlatformaticPort(settings: KafkaConnectionSettings): KafkaPort {
+  return {
+    groupSource(options: GroupSourceOptions): RecordSource {
+      const protocol = options.groupProtocol ?? "classic";
+      const group =
+        protocol === "consumer"
+          ? { groupProtocol: "consumer" as const }
+          : {
+              groupProtocol: "classic" as const,
+              ...(options.sessionTimeoutMs !== undefined
+                ? {
+                    sessionTimeout: options.sessionTimeoutMs,
+                    // A heartbeat every third of the session: two may be lost before the broker gives up.
+                    heartbeatInterval: Math.max(100, Math.floor(options.sessionTimeoutMs / 3)),
+                    rebalanceTimeout: Math.max(options.sessionTimeoutMs, 30_000),
+                  }
+                : {}),
+            };
+      const consumer = new Consumer<Buffer, Buffer, Buffer, Buffer>({
+        ...baseClientOptions(settings, "consumer"),
+        groupId: options.groupId,
+        ...(options.groupInstanceId !== undefined ? { groupInstanceId: options.groupInstanceId } : {}),
+        ...group,
+      });
+      const consume: ConsumeOptions<Buffer, Buffer, Buffer, Buffer> = {
+        topics: [...options.topics],
+        mode: "committed",
+        fallbackMode: options.startWithoutCommit ?? "earliest",
+        autocommit: false,
+        isolationLevel: isolationLevel(options.isolation),
+        maxWaitTime: options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS,
+        highWaterMark: options.bufferedRecords ?? 2048,
+      };
+      return new PlatformaticSource({ consumer, consume, commits: true, onEvent: options.onEvent });
+    },
+
+    topicReader(options: TopicReadOptions): RecordSource {
+      // A group of its own that never commits: reading must not move anyone's offsets.
+      const consumer = new Consumer<Buffer, Buffer, Buffer, Buffer>({
+        ...baseClientOptions(settings, "reader"),
+        groupId: `fraud-scorer-reader-${randomUUID()}`,
+      });
+      const base = {
+        topics: [options.topic],
+        autocommit: false,
+        isolationLevel: isolationLevel(options.isolation),
+        maxWaitTime: options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS,
+      };
+      const consume: ConsumeOptions<Buffer, Buffer, Buffer, Buffer> =
+        options.from === "earliest" || options.from === "latest"
+          ? { ...base, mode: options.from }
+          : {
+              ...base,
+              mode: "manual",
+              offsets: [...options.from].map(([partition, offset]) => ({
+                topic: options.topic,
+                partition,
+                offset: BigInt(offset),
+              })),
+            };
+      return new PlatformaticSource({ consumer, consume, commits: false, onEvent: options.onEvent });
+    },
+
+    sink(): RecordSink {
+      return new PlatformaticSink(new Producer(producerOptions(baseClientOptions(settings, "producer"))));
+    },
+
+    transactionalSink({ transactionalId, source }: TransactionalSinkOptions): TransactionalSink {
+      if (!(source instanceof PlatformaticSource))
+        throw new KafkaPortError("not_found", "a transactional sink needs a group source of the same port");
+      const producer = new Producer<Buffer, Buffer, Buffer, Buffer>({
+        ...producerOptions(baseClientOptions(settings, "transactional-producer")),
+        transactionalId,
+        // A restart's InitProducerId waits (CONCURRENT_TRANSACTIONS) while the broker aborts the
+        // killed predecessor's open transaction; on a loaded broker that takes seconds.
+        retries: 40,
+        retryDelay: 250,
+      });
+      return new PlatformaticTransactionalSink(producer, source);
+    },
+
+    admin(): TopicAdmin {
+      return new PlatformaticAdmin(new Admin(baseClientOptions(settings, "admin")));
+    },
+  };
+}

@@ -1,0 +1,173 @@
+// RecordSource over @platformatic/kafka's consumer: the message stream is read in pull mode,
+// whatever has arrived is grouped per partition and handed over as one call, and nothing more
+// is read until the handler settles — the stream's own high-water mark then stops fetching.
+import type { Consumer, ConsumeOptions, Message, MessagesStream } from "@platformatic/kafka";
+import {
+  KafkaPortError,
+  type BatchHandler,
+  type ConsumedRecord,
+  type PartitionOffset,
+  type RecordBatch,
+  type RecordSource,
+  type SourceEvent,
+} from "../kafkaPort.js";
+
+type Stream = MessagesStream<Buffer, Buffer, Buffer, Buffer>;
+type KafkaMessage = Message<Buffer, Buffer, Buffer, Buffer>;
+
+/** The last message of each handed-over batch: transactions commit offsets through it. */
+export const lastMessageOf = new WeakMap<RecordBatch, KafkaMessage>();
+
+const partitionKey = (topic: string, partition: number) => `${topic}\u0000${partition}`;
+const MAX_UNCOMMITTED_BATCHES = 4_096;
+const EMPTY_HEADERS: Readonly<Record<string, Buffer>> = Object.freeze({});
+
+export interface PlatformaticSourceOptions {
+  readonly consumer: Consumer<Buffer, Buffer, Buffer, Buffer>;
+  readonly consume: ConsumeOptions<Buffer, Buffer, Buffer, Buffer>;
+  /** Readers without a group of their own never commit. */
+  readonly commits: boolean;
+  readonly onEvent?: ((event: SourceEvent) => void) | undefined;
+}
+
+export class PlatformaticSource implements RecordSource {
+  readonly #options: PlatformaticSourceOptions;
+  #stream: Stream | undefined;
+  #handler: BatchHandler | undefined;
+  #busy = false;
+  #paused = false;
+  #closed = false;
+  /** Per partition, the last message of each batch handed over and not yet committed. */
+  readonly #uncommitted = new Map<string, Map<number, KafkaMessage>>();
+
+  constructor(options: PlatformaticSourceOptions) {
+    this.#options = options;
+  }
+
+  get consumer(): Consumer<Buffer, Buffer, Buffer, Buffer> {
+    return this.#options.consumer;
+  }
+
+  async start(handler: BatchHandler): Promise<void> {
+    const { consumer, onEvent } = this.#options;
+    this.#handler = handler;
+    consumer.on("consumer:group:join", (payload) => {
+      const assigned = (payload.assignments ?? []).flatMap(({ topic, partitions }) =>
+        partitions.map((partition) => ({ topic, partition })),
+      );
+      onEvent?.({ type: "joined", memberId: payload.memberId, assigned });
+    });
+    consumer.on("consumer:group:rebalance", () => onEvent?.({ type: "revoked" }));
+    consumer.on("error", (error: unknown) => this.#crash(error));
+    const stream = await consumer.consume(this.#options.consume);
+    this.#stream = stream;
+    stream.on("error", (error: unknown) => this.#crash(error));
+    stream.on("readable", () => this.#deliver());
+  }
+
+  pause(): void {
+    this.#paused = true;
+  }
+
+  resume(): void {
+    this.#paused = false;
+    this.#deliver();
+  }
+
+  async commit(offsets: readonly PartitionOffset[]): Promise<void> {
+    if (!this.#options.commits) return;
+    await Promise.all(offsets.map((o) => this.#commitOne(o)));
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#stream?.close().catch(() => undefined);
+    await this.#options.consumer.close(true);
+  }
+
+  async #commitOne({ topic, partition, offset }: PartitionOffset): Promise<void> {
+    const pending = this.#uncommitted.get(partitionKey(topic, partition));
+    const message = pending?.get(offset - 1);
+    if (pending === undefined || message === undefined)
+      throw new KafkaPortError(
+        "commit_failed",
+        `no consumed record before offset ${offset} of ${topic}[${partition}]`,
+      );
+    for (const o of pending.keys()) if (o < offset) pending.delete(o);
+    // The stream's own commit path coalesces commits per partition and never moves one back.
+    await message.commit();
+  }
+
+  #deliver(): void {
+    const stream = this.#stream;
+    const handler = this.#handler;
+    if (this.#busy || this.#paused || this.#closed || stream === undefined || handler === undefined) return;
+    const byPartition = new Map<
+      string,
+      { batch: RecordBatch; records: ConsumedRecord[]; last: KafkaMessage }
+    >();
+    let message: KafkaMessage | null;
+    while ((message = stream.read() as KafkaMessage | null) !== null) {
+      const key = partitionKey(message.topic, message.partition);
+      let entry = byPartition.get(key);
+      if (entry === undefined) {
+        const records: ConsumedRecord[] = [];
+        entry = {
+          batch: { topic: message.topic, partition: message.partition, records },
+          records,
+          last: message,
+        };
+        byPartition.set(key, entry);
+      }
+      entry.records.push(toRecord(message));
+      entry.last = message;
+    }
+    if (byPartition.size === 0) return;
+    const batches: RecordBatch[] = [];
+    for (const [key, { batch, last }] of byPartition) {
+      lastMessageOf.set(batch, last);
+      if (this.#options.commits) {
+        let pending = this.#uncommitted.get(key);
+        if (pending === undefined) this.#uncommitted.set(key, (pending = new Map()));
+        pending.set(Number(last.offset), last);
+        // A partition revoked before its commits leaves entries behind: keep the newest only.
+        if (pending.size > MAX_UNCOMMITTED_BATCHES) pending.delete(pending.keys().next().value!);
+      }
+      batches.push(batch);
+    }
+    this.#busy = true;
+    Promise.resolve()
+      .then(() => handler(batches))
+      .then(
+        () => {
+          this.#busy = false;
+          this.#deliver();
+        },
+        (error: unknown) => this.#crash(error),
+      );
+  }
+
+  #crash(error: unknown): void {
+    if (this.#closed) return;
+    this.#options.onEvent?.({ type: "crashed", error });
+  }
+}
+
+function toRecord(m: KafkaMessage): ConsumedRecord {
+  let headers = EMPTY_HEADERS;
+  if (m.headers.size > 0) {
+    const h: Record<string, Buffer> = {};
+    for (const [k, v] of m.headers) h[k.toString()] = v;
+    headers = h;
+  }
+  return {
+    topic: m.topic,
+    partition: m.partition,
+    offset: Number(m.offset),
+    timestampMs: Number(m.timestamp),
+    key: m.key ?? null,
+    value: m.value ?? null,
+    headers,
+  };
+}

@@ -1,0 +1,174 @@
+// What the product needs from Kafka, in our own words. Everything outside src/stream/kafka/
+// sees only these interfaces; the adapter there is the one place that knows the client library,
+// so replacing the client (or benchmarking another one) touches that folder alone.
+
+/** One record as consumed, offsets and timestamps as numbers (Kafka's stay below 2^53). */
+export interface ConsumedRecord {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: number;
+  /** Record timestamp, ms since the epoch (CreateTime unless the topic says LogAppendTime). */
+  readonly timestampMs: number;
+  readonly key: Buffer | null;
+  readonly value: Buffer | null;
+  readonly headers: Readonly<Record<string, Buffer>>;
+}
+
+/** Consecutive records of one partition, in offset order. */
+export interface RecordBatch {
+  readonly topic: string;
+  readonly partition: number;
+  readonly records: readonly ConsumedRecord[];
+}
+
+export interface TopicPartition {
+  readonly topic: string;
+  readonly partition: number;
+}
+
+/** The next offset to read of a partition: a commit stores this. */
+export interface PartitionOffset extends TopicPartition {
+  readonly offset: number;
+}
+
+export type SourceEvent =
+  | { readonly type: "joined"; readonly memberId: string; readonly assigned: readonly TopicPartition[] }
+  | { readonly type: "revoked" }
+  /** The source cannot go on (fetch, group or connection failure after retries). */
+  | { readonly type: "crashed"; readonly error: unknown };
+
+/**
+ * Receives what has arrived. The source hands over nothing more until the returned promise
+ * settles, so a handler that waits applies backpressure; a handler that rejects crashes the
+ * source.
+ */
+export type BatchHandler = (batches: readonly RecordBatch[]) => Promise<void> | void;
+
+export interface RecordSource {
+  /** Joins the group (when there is one) and starts handing batches to `handler`. */
+  start(handler: BatchHandler): Promise<void>;
+  /** Stores each partition's next offset for the group; no-op for a source without a group. */
+  commit(offsets: readonly PartitionOffset[]): Promise<void>;
+  /** Stops handing over batches (fetching stops when the client's buffer is full). */
+  pause(): void;
+  resume(): void;
+  /** Leaves the group (a static member keeps its assignment for the session timeout). */
+  close(): Promise<void>;
+}
+
+export type GroupProtocol = "classic" | "consumer";
+export type IsolationLevel = "read_committed" | "read_uncommitted";
+
+export interface GroupSourceOptions {
+  readonly topics: readonly string[];
+  readonly groupId: string;
+  /** Static membership (KIP-345): a restarted member with the same id gets its partitions back. */
+  readonly groupInstanceId?: string | undefined;
+  readonly groupProtocol?: GroupProtocol | undefined;
+  /** Classic protocol only; with "consumer" the broker's group.consumer.session.timeout.ms rules. */
+  readonly sessionTimeoutMs?: number | undefined;
+  /** Where a partition without a committed offset starts. */
+  readonly startWithoutCommit?: "earliest" | "latest" | undefined;
+  readonly isolation?: IsolationLevel | undefined;
+  /** How long the broker may hold a fetch while no data is there. */
+  readonly maxWaitMs?: number | undefined;
+  /** Records buffered by the client before it stops fetching. */
+  readonly bufferedRecords?: number | undefined;
+  readonly onEvent?: ((event: SourceEvent) => void) | undefined;
+}
+
+/** Reads partitions from given offsets without a group's committed position (tail, replay, tests). */
+export interface TopicReadOptions {
+  readonly topic: string;
+  /** Next offset per partition; "earliest"/"latest" applies to every partition of the topic. */
+  readonly from: "earliest" | "latest" | ReadonlyMap<number, number>;
+  readonly isolation?: IsolationLevel | undefined;
+  readonly maxWaitMs?: number | undefined;
+  readonly onEvent?: ((event: SourceEvent) => void) | undefined;
+}
+
+export interface OutgoingRecord {
+  readonly topic: string;
+  readonly key: Buffer | string | null;
+  readonly value: Buffer | null;
+  readonly headers?: Readonly<Record<string, Buffer | string>> | undefined;
+  readonly partition?: number | undefined;
+  readonly timestampMs?: number | undefined;
+}
+
+/** Idempotent, acks=all. `publish` resolves when the broker has acknowledged every record. */
+export interface RecordSink {
+  publish(records: readonly OutgoingRecord[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface SinkTransaction {
+  /** Resolves when the records are written (visible to read_committed readers on commit). */
+  publish(records: readonly OutgoingRecord[]): Promise<void>;
+  /** Commits the transaction with the consumed offsets (each batch's last record) inside it. */
+  commit(consumed: readonly RecordBatch[]): Promise<void>;
+  abort(): Promise<void>;
+}
+
+/**
+ * Kafka transactions bound to one group source: the consumed offsets are committed in the
+ * transaction on the group's behalf. One transaction at a time.
+ */
+export interface TransactionalSink {
+  begin(): Promise<SinkTransaction>;
+  close(): Promise<void>;
+}
+
+export interface TransactionalSinkOptions {
+  /** Stable per instance: a restarted instance with the same id fences its predecessor. */
+  readonly transactionalId: string;
+  readonly source: RecordSource;
+}
+
+export interface PartitionWatermarks {
+  readonly partition: number;
+  /** First offset still in the log. */
+  readonly low: number;
+  /** Offset the next record will get. */
+  readonly high: number;
+}
+
+export interface TopicSpec {
+  readonly topic: string;
+  readonly numPartitions: number;
+  /** Topic-level configs, e.g. { "message.timestamp.type": "LogAppendTime" }. */
+  readonly configs?: Readonly<Record<string, string>> | undefined;
+}
+
+export interface TopicAdmin {
+  listTopics(): Promise<string[]>;
+  createTopics(topics: readonly TopicSpec[]): Promise<void>;
+  deleteTopics(topics: readonly string[]): Promise<void>;
+  /** Partition count of each topic that exists. */
+  partitionCounts(topics: readonly string[]): Promise<Map<string, number>>;
+  watermarks(topic: string): Promise<PartitionWatermarks[]>;
+  /** Per partition, the first offset whose timestamp is at or after `timeMs` (high watermark if none). */
+  offsetsForTime(topic: string, timeMs: number): Promise<Map<number, number>>;
+  /** A group's committed next offsets of a topic's partitions (partitions never committed are absent). */
+  committedOffsets(groupId: string, topic: string): Promise<Map<number, number>>;
+  close(): Promise<void>;
+}
+
+/** The client, configured once; each call makes an independent client of one kind. */
+export interface KafkaPort {
+  groupSource(options: GroupSourceOptions): RecordSource;
+  topicReader(options: TopicReadOptions): RecordSource;
+  sink(): RecordSink;
+  transactionalSink(options: TransactionalSinkOptions): TransactionalSink;
+  admin(): TopicAdmin;
+}
+
+/** Errors from the adapter carry a kind, as everywhere else. */
+export class KafkaPortError extends Error {
+  readonly kind: "crashed" | "fenced" | "not_found" | "commit_failed" | "publish_failed" | "closed";
+  constructor(kind: KafkaPortError["kind"], message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "KafkaPortError";
+    this.kind = kind;
+  }
+}

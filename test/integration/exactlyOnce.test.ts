@@ -1,0 +1,77 @@
+// Exactly-once decisions: `serve --exactly-once` consumes, scores and produces inside Kafka
+// transactions with the consumed offsets committed in them. Killed mid-stream again and again,
+// it still leaves every transaction decided once for a read_committed reader.
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ScorerChild } from "../../src/tools/scorerChild.js";
+import type { RecordSink } from "../../src/stream/kafkaPort.js";
+import { testEndpoints } from "./endpoints.js";
+import { DecisionsCollector } from "./support/decisionsCollector.js";
+import { createTestTopics, testKafka } from "./support/kafkaTestTopics.js";
+import { scorerEnv } from "./support/scorerEnv.js";
+import { delimitedRecord, makeTransactions } from "./support/transactionTraffic.js";
+
+const endpoints = testEndpoints();
+let producer: RecordSink;
+
+beforeAll(() => {
+  producer = testKafka(endpoints.kafkaBrokers).sink();
+});
+
+afterAll(async () => {
+  await producer?.close();
+});
+
+describe("exactly-once decisions", () => {
+  it("five SIGKILLs mid-stream leave every transaction decided exactly once for read_committed readers", async () => {
+    const topics = await createTestTopics(endpoints.kafkaBrokers, "eos", 4);
+    const env = scorerEnv(endpoints, topics, randomBytes(32).toString("hex"), {
+      KAFKA_EXACTLY_ONCE: "true",
+      KAFKA_GROUP_INSTANCE_ID: "scorer-eos",
+      KAFKA_SESSION_TIMEOUT_MS: "60000",
+    });
+    const txs = makeTransactions(2_000, { cards: 100, prefix: "eos" });
+    const committed = new DecisionsCollector(endpoints.kafkaBrokers, topics.decisions, "read_committed");
+    await committed.start();
+    let scorer = await ScorerChild.start({ env });
+    try {
+      // Paced traffic with a SIGKILL at five points mid-stream, each right after a chunk was
+      // sent (so the scorer is likely inside a transaction), and a new scorer started at once.
+      const chunk = 10;
+      const killPoints = new Set(
+        [1, 2, 3, 4, 5].map((k) => Math.floor((txs.length / chunk) * (k / 6)) * chunk),
+      );
+      for (let i = 0; i < txs.length; i += chunk) {
+        await producer.publish(
+          txs
+            .slice(i, i + chunk)
+            .map((tx) => ({ topic: topics.transactions, key: tx.cardId, value: delimitedRecord(tx) })),
+        );
+        await new Promise((r) => setTimeout(r, 20));
+        if (killPoints.has(i)) {
+          await scorer.stop("SIGKILL");
+          scorer = await ScorerChild.start({ env });
+        }
+      }
+      await committed.waitForDistinct(txs.length, 180_000);
+      // Let anything a duplicate would need to show up arrive before counting.
+      await new Promise((r) => setTimeout(r, 2_000));
+    } catch (err) {
+      (err as Error).message += `\n--- scorer log (tail) ---\n${scorer.logTail(40)}`;
+      throw err;
+    } finally {
+      await scorer.stop("SIGTERM");
+      await committed.stop();
+    }
+    const perTransaction = new Map<string, number>();
+    for (const r of committed.records) perTransaction.set(r.key, (perTransaction.get(r.key) ?? 0) + 1);
+    const duplicates = [...perTransaction.values()].filter((n) => n > 1).length;
+    console.log(
+      `exactly-once: ${committed.records.length} committed decisions for ${txs.length} transactions, ` +
+        `${duplicates} duplicated, after 5 SIGKILLs`,
+    );
+    expect(new Set(perTransaction.keys())).toEqual(new Set(txs.map((t) => t.transactionId)));
+    expect(duplicates).toBe(0);
+    expect(committed.records).toHaveLength(txs.length);
+  }, 480_000); // five process restarts, each a few seconds on a quiet machine, far more on a busy one
+});
