@@ -41,9 +41,10 @@ const RENDERERS: { readonly [Name in SectionName]: SectionRenderer<SectionResult
   kafkaClients: kafkaClientsReport,
 };
 
-/** The renderer and result of each section, in report order (SECTION_NAMES). */
+/** The renderer and result of each section, in report order (SECTION_NAMES); a section that
+ * was not run (`--only`, or results written before it existed) is left out. */
 const sections = (r: BenchResults) =>
-  SECTION_NAMES.map((name) => ({
+  SECTION_NAMES.filter((name) => r[name] !== undefined).map((name) => ({
     renderer: RENDERERS[name] as SectionRenderer<unknown>,
     result: r[name] as unknown,
   }));
