@@ -5,6 +5,8 @@
 // all), no compression, partitions chosen by the generator (see cardRouting.ts), many sends in
 // flight at once.
 import { CompressionTypes, type Kafka, type Message } from "kafkajs";
+import type { Logger } from "pino";
+import { createKafka } from "../stream/kafkaClient.js";
 import { TrafficSinkError, type TrafficRecord, type TrafficSink } from "./trafficSink.js";
 
 /** The client the Kafka sink is built from (kafkajs today). */
@@ -77,3 +79,7 @@ async function partitionCount(kafka: TrafficKafkaClient, topic: string): Promise
     await admin.disconnect().catch(() => {});
   }
 }
+
+/** The client `fraud-scorer produce` opens its sink with. */
+export const trafficKafkaClient = (brokers: readonly string[], logger: Logger): TrafficKafkaClient =>
+  createKafka({ brokers, clientId: "fraud-scorer-produce", logger });
