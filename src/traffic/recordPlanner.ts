@@ -5,13 +5,13 @@
 // Records come out in the order they fall due; a card's transactions stay in schedule order in
 // its one partition. A record's Kafka timestamp is its first transaction's scheduled time, so
 // the wait in the gateway counts as latency downstream, as it would for a real payment.
-import protobuf from "protobufjs/minimal.js";
 import { encodeConfluentFrame } from "../codec/confluent.js";
 import { Transaction, type TransactionInit } from "../codec/messages.js";
 import type { CardRouter } from "./cardRouting.js";
 import type { OpenLoopSchedule } from "./openLoopSchedule.js";
 import type { TrafficSource } from "./trafficSource.js";
 import type { TrafficRecord } from "./trafficSink.js";
+import { RecordBytes, TransactionFrameWriter, type FrameFacts } from "./transactionFrames.js";
 
 export type TrafficFraming = "delimited" | "confluent";
 
@@ -57,17 +57,10 @@ export class RecordPlanError extends Error {
 }
 
 interface OpenRecord {
-  readonly writer: protobuf.Writer;
+  readonly bytes: RecordBytes;
   key: Buffer;
   timestampMs: number;
   count: number;
-}
-
-/** The writer's bytes, and the writer emptied for the next record (finish() alone keeps them). */
-function finished(writer: protobuf.Writer): Buffer {
-  const bytes = writer.finish();
-  writer.reset();
-  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 export class RecordPlanner {
@@ -77,10 +70,13 @@ export class RecordPlanner {
   readonly #perRecord: number;
   readonly #lingerMs: number;
   readonly #onScheduled: ((send: ScheduledSend) => void) | undefined;
-  readonly #encodeSingle: (tx: TransactionInit) => Buffer;
+  readonly #frames: TransactionFrameWriter;
+  /** Confluent framing: one frame per record, encoded whole. */
+  readonly #confluent: ((tx: TransactionInit) => Buffer) | undefined;
   readonly #open: OpenRecord[];
   /** Partitions with an open record, in the order their records were opened. */
   readonly #opened: number[] = [];
+  readonly #scratch = new RecordBytes();
   #next = 0;
   #window = 0;
 
@@ -114,22 +110,18 @@ export class RecordPlanner {
     this.#perRecord = perRecord;
     this.#lingerMs = lingerMs;
     this.#onScheduled = onScheduled;
-    const single = protobuf.Writer.create();
-    this.#encodeSingle =
+    this.#frames = new TransactionFrameWriter(source);
+    this.#confluent =
       framing === "confluent"
         ? (tx) =>
             encodeConfluentFrame({
               schemaId: transactionSchemaId!,
               messageIndexes: [0],
-              payload: finished(Transaction.encode(tx, single)),
+              payload: Transaction.encode(tx).finish(),
             })
-        : (tx) => {
-            single.fork();
-            Transaction.encode(tx, single);
-            return finished(single.ldelim());
-          };
+        : undefined;
     this.#open = Array.from({ length: router.partitions }, () => ({
-      writer: protobuf.Writer.create(),
+      bytes: new RecordBytes(),
       key: Buffer.alloc(0),
       timestampMs: 0,
       count: 0,
@@ -161,20 +153,34 @@ export class RecordPlanner {
 
   #planSingles(end: number, out: PlannedRecord[]): void {
     const schedule = this.#schedule;
+    const bytes = this.#scratch;
     for (; this.#next < end; this.#next++) {
       const i = this.#next;
-      const { tx, isFraud } = this.#source.at(i);
-      const cardId = tx.cardId ?? "";
       const dueMs = schedule.dueAtMs(i);
       const timestampMs = Math.floor(dueMs);
-      this.#announce(i, tx, cardId, timestampMs, isFraud);
-      const { partition, key } = this.#router.route(cardId);
-      out.push({ partition, key, value: this.#encodeSingle(tx), timestampMs, dueMs, transactions: 1 });
+      let facts: FrameFacts;
+      let value: Buffer;
+      if (this.#confluent) {
+        const { tx, isFraud } = this.#source.at(i);
+        facts = {
+          transactionId: tx.transactionId ?? "",
+          cardId: tx.cardId ?? "",
+          ...(isFraud !== undefined ? { isFraud } : {}),
+        };
+        value = this.#confluent(tx);
+      } else {
+        facts = this.#frames.write(i, bytes);
+        value = bytes.take();
+      }
+      this.#announce(i, facts, timestampMs);
+      const { partition, key } = this.#router.route(facts.cardId);
+      out.push({ partition, key, value, timestampMs, dueMs, transactions: 1 });
     }
   }
 
   #planPacked(end: number, out: PlannedRecord[]): void {
     const schedule = this.#schedule;
+    const scratch = this.#scratch;
     for (; this.#next < end; this.#next++) {
       const i = this.#next;
       const dueMs = schedule.dueAtMs(i);
@@ -183,20 +189,20 @@ export class RecordPlanner {
         this.#closeAll(this.#windowEndMs(this.#window), out);
         this.#window = window;
       }
-      const { tx, isFraud } = this.#source.at(i);
-      const cardId = tx.cardId ?? "";
+      // The card decides the partition, so the frame is written before its record is known:
+      // into a scratch buffer, then appended to the partition's open record.
+      const facts = this.#frames.write(i, scratch);
       const timestampMs = Math.floor(dueMs);
-      this.#announce(i, tx, cardId, timestampMs, isFraud);
-      const { partition, key } = this.#router.route(cardId);
+      this.#announce(i, facts, timestampMs);
+      const { partition, key } = this.#router.route(facts.cardId);
       const open = this.#open[partition]!;
       if (open.count === 0) {
         open.key = key;
         open.timestampMs = timestampMs;
         this.#opened.push(partition);
       }
-      open.writer.fork();
-      Transaction.encode(tx, open.writer);
-      open.writer.ldelim();
+      open.bytes.bytes(scratch.view());
+      scratch.clear();
       if (++open.count === this.#perRecord) {
         out.push(this.#close(partition, dueMs));
         this.#opened.splice(this.#opened.indexOf(partition), 1);
@@ -204,19 +210,14 @@ export class RecordPlanner {
     }
   }
 
-  #announce(
-    index: number,
-    tx: TransactionInit,
-    cardId: string,
-    scheduledMs: number,
-    isFraud?: boolean,
-  ): void {
-    this.#onScheduled?.({
+  #announce(index: number, facts: FrameFacts, scheduledMs: number): void {
+    if (this.#onScheduled === undefined) return;
+    this.#onScheduled({
       index,
-      transactionId: tx.transactionId ?? "",
-      cardId,
+      transactionId: facts.transactionId,
+      cardId: facts.cardId,
       scheduledMs,
-      ...(isFraud !== undefined ? { isFraud } : {}),
+      ...(facts.isFraud !== undefined ? { isFraud: facts.isFraud } : {}),
     });
   }
 
@@ -229,7 +230,7 @@ export class RecordPlanner {
     const record = {
       partition,
       key: open.key,
-      value: finished(open.writer),
+      value: open.bytes.take(),
       timestampMs: open.timestampMs,
       dueMs,
       transactions: open.count,
