@@ -39,6 +39,16 @@ export interface BenchPlan {
     readonly transactions: number;
     readonly rate: number;
   };
+  readonly loadGenerator: {
+    /** Target rates, tx/s: up to ≥ 2× the highest the end-to-end search asks for. */
+    readonly rates: readonly number[];
+    readonly seconds: number;
+    readonly warmupSeconds: number;
+    readonly perRecord: readonly number[];
+    readonly lingerMs: number;
+    readonly partitions: number;
+    readonly distinctTransactions: number;
+  };
 }
 
 export const FULL_PLAN: BenchPlan = {
@@ -59,6 +69,15 @@ export const FULL_PLAN: BenchPlan = {
   model: { batchSizes: [1, 64], rounds: 20, stepsPerRound: 1_000 },
   ceiling: { records: 100_000, perfRecords: 500_000, partitions: 12 },
   coldStart: { runsPerVariant: 3, transactions: 100, rate: 100 },
+  loadGenerator: {
+    rates: [10_000, 50_000, 100_000],
+    seconds: 4,
+    warmupSeconds: 1,
+    perRecord: [1, 16],
+    lingerMs: 5,
+    partitions: 12,
+    distinctTransactions: 20_000,
+  },
 };
 
 export const SMOKE_PLAN: BenchPlan = {
@@ -79,4 +98,13 @@ export const SMOKE_PLAN: BenchPlan = {
   model: { batchSizes: [1, 64], rounds: 2, stepsPerRound: 20 },
   ceiling: { records: 3_000, perfRecords: 20_000, partitions: 4 },
   coldStart: { runsPerVariant: 1, transactions: 10, rate: 20 },
+  loadGenerator: {
+    rates: [2_000],
+    seconds: 1,
+    warmupSeconds: 0.3,
+    perRecord: [1, 16],
+    lingerMs: 5,
+    partitions: 4,
+    distinctTransactions: 2_000,
+  },
 };

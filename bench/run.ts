@@ -20,6 +20,7 @@ import { ceiling } from "./sections/ceiling.js";
 import { coldStart } from "./sections/coldStart.js";
 import { decode } from "./sections/decode.js";
 import { endToEnd } from "./sections/endToEnd.js";
+import { loadGenerator } from "./sections/loadGenerator.js";
 import { model } from "./sections/model.js";
 import { state } from "./sections/state.js";
 import { BenchContext } from "./support/benchContext.js";
@@ -35,6 +36,7 @@ const SECTIONS: ReadonlyArray<readonly [SectionName, (ctx: BenchContext) => Prom
   ["batching", batching],
   ["ceiling", ceiling],
   ["coldStart", coldStart],
+  ["loadGenerator", loadGenerator],
   ["endToEnd", endToEnd],
 ];
 

@@ -5,6 +5,7 @@ import type { CeilingResult } from "../sections/ceiling.js";
 import type { ColdStartResult } from "../sections/coldStart.js";
 import type { DecodeResult } from "../sections/decode.js";
 import type { EndToEndResult } from "../sections/endToEnd.js";
+import type { LoadGeneratorResult } from "../sections/loadGenerator.js";
 import type { ModelResult } from "../sections/model.js";
 import type { StateResult } from "../sections/state.js";
 import type { BenchPlan } from "../benchPlan.js";
@@ -48,6 +49,8 @@ export interface BenchResults {
   readonly model: ModelResult | SectionError;
   readonly ceiling: CeilingResult | SectionError;
   readonly coldStart: ColdStartResult | SectionError;
+  /** Absent from results written before the section existed. */
+  readonly loadGenerator?: LoadGeneratorResult | SectionError;
 }
 
 export const SECTION_NAMES = [
@@ -58,6 +61,7 @@ export const SECTION_NAMES = [
   "model",
   "ceiling",
   "coldStart",
+  "loadGenerator",
 ] as const;
 export type SectionName = (typeof SECTION_NAMES)[number];
 

@@ -5,6 +5,7 @@ import type { ColdStartResult } from "../sections/coldStart.js";
 import type { RateStep } from "../sections/endToEnd.js";
 import { barChart, formatNumber as fmt, lineChart } from "./svgCharts.js";
 import { isError, type BenchResults, type SectionError } from "./benchResults.js";
+import { loadGeneratorSection, loadGeneratorSummaryRows } from "./loadGeneratorMarkdown.js";
 
 export interface RenderedReport {
   readonly markdown: string;
@@ -147,6 +148,7 @@ export function summaryTable(r: BenchResults): string {
       `${ms(k.withoutWarmUp.firstDecisionMs)} vs ${ms(k.withWarmUp.firstDecisionMs)} ms (model stage ${fmt(k.withoutWarmUp.firstDecisionModelUs / 1000)} vs ${fmt(k.withWarmUp.firstDecisionModelUs / 1000)} ms); start → ready ${fmt(k.withWarmUp.startToReadyMs)} ms, of which warm-up ${fmt(warmUpMs(k))} ms`,
       `no warm-up ${x(k.firstDecisionWithoutOverWith)} first decision, ${x(k.firstModelStageWithoutOverWith)} model stage`,
     ]);
+  rows.push(...loadGeneratorSummaryRows(r));
   return table(["Comparison", "Measured", "Ratio / verdict"], rows, { leftColumns: 3 });
 }
 
@@ -660,5 +662,6 @@ export function renderReport(r: BenchResults, chartPrefix: string): RenderedRepo
       "",
     );
   }
+  out.push(...loadGeneratorSection(r));
   return { markdown: out.join("\n"), charts };
 }
