@@ -155,11 +155,7 @@ const ALLOWED_TODAY = {
   "src/features/redisRoundTrip.ts": ["redis-client-in-adapter"],
   // traffic → pipelines (simulator, dataset files) and traffic → replay (file reader): load generator.
   "src/traffic/trafficSource.ts": ["src-not-offline", "traffic-not-replay"],
-  // kafkajs outside src/stream/kafka/: the Kafka port moves it behind the adapter.
-  "src/traffic/produceTraffic.ts": ["kafka-client-in-adapter"],
-  "src/stream/kafkaClient.ts": ["kafka-client-in-adapter"],
-  "src/cli/produceCommand.ts": ["kafka-client-in-adapter"],
-  "src/demo/liveDemo.ts": ["kafka-client-in-adapter", "redis-client-in-adapter"],
+  "src/demo/liveDemo.ts": ["redis-client-in-adapter"],
   // The serve composition root builds the Redis client itself (moves to src/state/ with the store).
   "src/cli/serveCommand.ts": ["redis-client-in-adapter"],
 };

@@ -49,6 +49,16 @@ export interface BenchPlan {
     readonly transactions: number;
     readonly rate: number;
   };
+  readonly loadGenerator: {
+    /** Target rates, tx/s: up to ≥ 2× the highest the end-to-end search asks for. */
+    readonly rates: readonly number[];
+    readonly seconds: number;
+    readonly warmupSeconds: number;
+    readonly perRecord: readonly number[];
+    readonly lingerMs: number;
+    readonly partitions: number;
+    readonly distinctTransactions: number;
+  };
 }
 
 export const FULL_PLAN: BenchPlan = {
@@ -79,6 +89,15 @@ export const FULL_PLAN: BenchPlan = {
   },
   kafkaClients: { records: 200_000, partitions: 12, rounds: 3 },
   coldStart: { runsPerVariant: 3, transactions: 100, rate: 100 },
+  loadGenerator: {
+    rates: [10_000, 50_000, 100_000],
+    seconds: 4,
+    warmupSeconds: 1,
+    perRecord: [1, 16],
+    lingerMs: 5,
+    partitions: 12,
+    distinctTransactions: 20_000,
+  },
 };
 
 export const SMOKE_PLAN: BenchPlan = {
@@ -109,4 +128,13 @@ export const SMOKE_PLAN: BenchPlan = {
   },
   kafkaClients: { records: 5_000, partitions: 4, rounds: 1 },
   coldStart: { runsPerVariant: 1, transactions: 10, rate: 20 },
+  loadGenerator: {
+    rates: [2_000],
+    seconds: 1,
+    warmupSeconds: 0.3,
+    perRecord: [1, 16],
+    lingerMs: 5,
+    partitions: 4,
+    distinctTransactions: 2_000,
+  },
 };

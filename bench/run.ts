@@ -21,6 +21,7 @@ import { coldStart } from "./sections/coldStart.js";
 import { decode } from "./sections/decode.js";
 import { endToEnd } from "./sections/endToEnd.js";
 import { kafkaClients } from "./sections/kafkaClients.js";
+import { loadGenerator } from "./sections/loadGenerator.js";
 import { model } from "./sections/model.js";
 import { noisyNeighbour } from "./sections/noisyNeighbour.js";
 import { hotPath } from "./sections/hotPath.js";
@@ -41,6 +42,7 @@ const SECTIONS: ReadonlyArray<readonly [SectionName, (ctx: BenchContext) => Prom
   ["ceiling", ceiling],
   ["kafkaClients", kafkaClients],
   ["coldStart", coldStart],
+  ["loadGenerator", loadGenerator],
   ["endToEnd", endToEnd],
   ["noisyNeighbour", noisyNeighbour],
 ];

@@ -6,6 +6,7 @@ import type { ColdStartResult } from "../sections/coldStart.js";
 import type { DecodeResult } from "../sections/decode.js";
 import type { EndToEndResult } from "../sections/endToEnd.js";
 import type { KafkaClientsResult } from "../sections/kafkaClients.js";
+import type { LoadGeneratorResult } from "../sections/loadGenerator.js";
 import type { ModelResult } from "../sections/model.js";
 import type { HotPathResult } from "../sections/hotPath.js";
 import type { NoisyNeighbourResult } from "../sections/noisyNeighbour.js";
@@ -55,6 +56,7 @@ export interface BenchResults {
   readonly noisyNeighbour?: NoisyNeighbourResult | SectionError;
   /** Absent from results written before the section existed. */
   readonly kafkaClients?: KafkaClientsResult | SectionError;
+  readonly loadGenerator?: LoadGeneratorResult | SectionError;
 }
 
 export const SECTION_NAMES = [
@@ -68,6 +70,7 @@ export const SECTION_NAMES = [
   "hotPath",
   "noisyNeighbour",
   "kafkaClients",
+  "loadGenerator",
 ] as const;
 export type SectionName = (typeof SECTION_NAMES)[number];
 

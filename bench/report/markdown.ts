@@ -17,6 +17,7 @@ import { decodeReport } from "./sections/decode.js";
 import { endToEndReport } from "./sections/endToEnd.js";
 import { hotPathReport, noisyNeighbourReport } from "./sections/hotPath.js";
 import { kafkaClientsReport } from "./sections/kafkaClients.js";
+import { loadGeneratorReport } from "./sections/loadGenerator.js";
 import { modelReport } from "./sections/model.js";
 import { stateReport } from "./sections/state.js";
 
@@ -39,6 +40,7 @@ const RENDERERS: { readonly [Name in SectionName]: SectionRenderer<SectionResult
   hotPath: hotPathReport,
   noisyNeighbour: noisyNeighbourReport,
   kafkaClients: kafkaClientsReport,
+  loadGenerator: loadGeneratorReport,
 };
 
 /** The renderer and result of each section, in report order (SECTION_NAMES); a section that

@@ -107,7 +107,7 @@ async function startOnce(ctx: BenchContext, warmUp: boolean, n: number): Promise
     const startMs = clock.nowMs() + 100;
     const intervalMs = 1000 / rate;
     await produceTraffic({
-      kafka: ctx.kafka,
+      kafka: ctx.port,
       topic: topics.transactions,
       source: ctx.traffic.take(transactions),
       ratePerSecond: rate,

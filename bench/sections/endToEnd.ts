@@ -92,7 +92,7 @@ export async function runStep(ctx: BenchContext, rig: ScorerRig, rate: number): 
   const measureFromMs = startMs + warmupS * 1000;
   const intervalMs = 1000 / rate;
   const sent = await produceTraffic({
-    kafka: ctx.kafka,
+    kafka: ctx.port,
     topic: rig.topics.transactions,
     source: ctx.traffic.take(count),
     ratePerSecond: rate,

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import type { Kafka } from "kafkajs";
-import { simulatedTraffic, type TrafficSource } from "../../src/traffic/trafficSource.js";
+import { simulatedTraffic, sliceOf, type TrafficSource } from "../../src/traffic/trafficSource.js";
 import type { KafkaPort } from "../../src/stream/kafkaPort.js";
 import type { BenchPlan } from "../benchPlan.js";
 import { benchKafka, benchPort, TopicRegistry } from "./benchKafka.js";
@@ -90,6 +90,6 @@ export class TrafficCursor {
     const base = this.source;
     const offset = this.#offset;
     this.#offset += n;
-    return { description: base.description, size: n, at: (i) => base.at(offset + i) };
+    return sliceOf(base, offset, n);
   }
 }

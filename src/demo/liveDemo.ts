@@ -10,8 +10,6 @@ import { join } from "node:path";
 import { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { followDecisions } from "../decisions/followDecisions.js";
-// The load generator still takes a kafkajs client until it moves onto the port's RecordSink.
-import { createKafka } from "../stream/kafkaClient.js";
 import { createKafkaPort } from "../stream/kafka/index.js";
 import type { KafkaPort } from "../stream/kafkaPort.js";
 import { produceTraffic } from "../traffic/produceTraffic.js";
@@ -72,11 +70,6 @@ export async function runLiveDemo(o: LiveDemoOptions): Promise<DemoReport> {
     decisions: `${runId}.decisions`,
     dlq: `${runId}.dlq`,
   };
-  const kafka = createKafka({
-    brokers: o.endpoints.kafkaBrokers,
-    clientId: "fraud-scorer-demo",
-    logger: o.logger,
-  });
   const port = createKafkaPort({ brokers: o.endpoints.kafkaBrokers, clientId: "fraud-scorer-demo" });
   await createTopics(port, topics, o.partitions);
   const startedAt = new Date().toISOString();
@@ -158,7 +151,7 @@ export async function runLiveDemo(o: LiveDemoOptions): Promise<DemoReport> {
       });
     };
     const produced = await produceTraffic({
-      kafka,
+      kafka: port,
       topic: topics.transactions,
       source,
       ratePerSecond: o.ratePerSecond,

@@ -2,6 +2,7 @@
 // loop (send, wait for the ack, send the next) slows down with the broker and so never sees the
 // queueing a slow broker causes; here every record carries its scheduled time as its
 // timestamp, so lateness anywhere — our own included — shows up as latency.
+import { SendLag } from "./sendLag.js";
 
 export interface OpenLoopPlan {
   /** Epoch ms of send 0. */
@@ -61,73 +62,121 @@ export const realLoopClock: LoopClock = {
   sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
 };
 
-export interface OpenLoopRun {
-  readonly schedule: OpenLoopSchedule;
+/** What the loop sends: anything with a due time and a transaction count. */
+export interface DueRecord {
+  readonly dueMs: number;
+  readonly transactions: number;
+}
+
+/** Plans records ahead of the schedule (RecordPlanner is one). */
+export interface RecordPlan<R extends DueRecord> {
+  /** Appends, in due order, every record that falls due before untilMs. */
+  planUntil(untilMs: number, out: R[]): void;
+  readonly exhausted: boolean;
+}
+
+export interface OpenLoopRun<R extends DueRecord> {
+  readonly plan: RecordPlan<R>;
   /**
-   * Sends [from, to). Not awaited before the next sends are issued: the schedule, not the
-   * broker, sets the pace. Awaited only to bound memory (maxInFlight) and at the end.
+   * Sends records that have fallen due. Not awaited before the next sends are issued: the
+   * schedule, not the broker, sets the pace. Awaited only to bound memory (maxInFlight) and at
+   * the end.
    */
-  readonly send: (from: number, to: number) => Promise<void>;
+  readonly send: (records: R[]) => Promise<void>;
   readonly clock?: LoopClock;
-  /** Coalesce sends due within this many ms into one call. */
+  /**
+   * Shortest sleep: sends due within it leave together. Each wake-up has a fixed CPU cost
+   * (about 100 µs on the shared 2-core bench machine, measured with an empty 1 ms sleep loop),
+   * so 2 ms caps that at 5 % of a core while adding at most 2 ms of send lag.
+   */
   readonly tickMs?: number;
+  /** How far ahead of the clock records are planned (encoded): the slack that absorbs planning. */
+  readonly aheadMs?: number;
   /** Most records handed to one send call. */
   readonly maxPerSend?: number;
   /** Send calls pending at once before the loop waits (a safety net, counted as stalls). */
   readonly maxInFlight?: number;
+  readonly lag?: SendLag;
   readonly signal?: AbortSignal;
 }
 
 export interface OpenLoopResult {
-  readonly issued: number;
-  /** Largest delay between a send's due time and the moment it was handed to send(). */
+  readonly records: number;
+  readonly transactions: number;
+  /** Largest delay between a record's due time and the moment it was handed to send(). */
   readonly maxIssueLagMs: number;
-  /** Times the loop had to wait for in-flight sends (the broker could not keep up). */
+  /** Times the loop had to wait for in-flight sends (the sink could not keep up). */
   readonly stalls: number;
-  /** Sends whose send() call failed. */
+  /** Transactions whose send() call failed. */
   readonly failures: number;
   readonly firstError?: Error;
 }
 
-export async function runOpenLoop({
-  schedule,
+export async function runOpenLoop<R extends DueRecord>({
+  plan,
   send,
   clock = realLoopClock,
   tickMs = 2,
-  maxPerSend = 500,
+  aheadMs = 100,
+  maxPerSend = 2_000,
   maxInFlight = 256,
+  lag = new SendLag(),
   signal,
-}: OpenLoopRun): Promise<OpenLoopResult> {
+}: OpenLoopRun<R>): Promise<OpenLoopResult> {
   const inFlight = new Set<Promise<void>>();
-  let next = 0;
-  let maxIssueLagMs = 0;
+  let queue: R[] = [];
+  let head = 0;
+  let records = 0;
+  let transactions = 0;
   let stalls = 0;
   let failures = 0;
   let firstError: Error | undefined;
-  while (next < schedule.total && !signal?.aborted) {
+  plan.planUntil(clock.nowMs() + aheadMs, queue);
+  while (!signal?.aborted) {
     const now = clock.nowMs();
-    const due = schedule.dueBy(now);
-    if (due <= next) {
-      await clock.sleep(Math.max(tickMs, schedule.dueAtMs(next) - now));
-      continue;
-    }
-    maxIssueLagMs = Math.max(maxIssueLagMs, now - schedule.dueAtMs(next));
-    while (next < due) {
-      const from = next;
-      const to = Math.min(due, from + maxPerSend);
-      const sending: Promise<void> = send(from, to).catch((err: Error) => {
-        failures += to - from;
+    // Normally planned long ago; after a stall, whatever fell due meanwhile leaves at once.
+    plan.planUntil(now, queue);
+    while (head < queue.length && queue[head]!.dueMs <= now) {
+      const from = head;
+      let count = 0;
+      for (; head < queue.length && head - from < maxPerSend; head++) {
+        const record = queue[head]!;
+        if (record.dueMs > now) break;
+        lag.record(now - record.dueMs, record.transactions);
+        count += record.transactions;
+      }
+      const batch = queue.slice(from, head);
+      const sending: Promise<void> = send(batch).catch((err: Error) => {
+        failures += count;
         firstError ??= err;
       });
       const counted = sending.finally(() => inFlight.delete(counted));
       inFlight.add(counted);
-      next = to;
+      records += batch.length;
+      transactions += count;
     }
+    if (head > 4_096 && head * 2 > queue.length) {
+      queue = queue.slice(head);
+      head = 0;
+    }
+    plan.planUntil(now + aheadMs, queue);
+    if (head === queue.length && plan.exhausted) break;
     if (inFlight.size >= maxInFlight) {
       stalls++;
       await Promise.race(inFlight);
+      continue;
     }
+    const waitMs = head < queue.length ? queue[head]!.dueMs - clock.nowMs() : aheadMs / 4;
+    // Even when the next record is already due, yield a moment: acknowledgements need the loop.
+    await clock.sleep(waitMs > 0 ? Math.max(tickMs, waitMs) : 0);
   }
   await Promise.all(inFlight);
-  return { issued: next, maxIssueLagMs, stalls, failures, ...(firstError ? { firstError } : {}) };
+  return {
+    records,
+    transactions,
+    maxIssueLagMs: lag.maxMs,
+    stalls,
+    failures,
+    ...(firstError ? { firstError } : {}),
+  };
 }

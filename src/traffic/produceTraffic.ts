@@ -1,25 +1,25 @@
-// The load generator: transactions from a TrafficSource, sent open-loop at a fixed rate to the
-// transactions topic, key = card_id, each record timestamped with its scheduled send time,
-// delimited or Confluent-framed. `fraud-scorer produce`, the demo and the benchmarks drive it.
-import { CompressionTypes, Partitioners, type Kafka, type Message } from "kafkajs";
-import { encodeConfluentFrame } from "../codec/confluent.js";
-import { joinDelimitedFrames } from "../codec/delimited.js";
-import { encodeTransactionPayload } from "../codec/messages.js";
+// The load generator: transactions from a TrafficSource, planned into records ahead of time
+// (routed by card_id, encoded, packed per partition), sent open-loop at a fixed rate to a sink,
+// each record timestamped with its first transaction's scheduled time. `fraud-scorer produce`,
+// the demo and the benchmarks drive it. It knows no Kafka client: the sink does.
+import { CardRouter } from "./cardRouting.js";
+import type { KafkaPort } from "../stream/kafkaPort.js";
+import { openKafkaTrafficSink } from "./kafkaTrafficSink.js";
 import { OpenLoopSchedule, realLoopClock, runOpenLoop, type LoopClock } from "./openLoopSchedule.js";
+import {
+  RecordPlanner,
+  type PlannedRecord,
+  type ScheduledSend,
+  type TrafficFraming,
+} from "./recordPlanner.js";
+import { SendLag, type SendLagSummary } from "./sendLag.js";
+import type { TrafficSink } from "./trafficSink.js";
 import type { TrafficSource } from "./trafficSource.js";
 
-export type TrafficFraming = "delimited" | "confluent";
-
-export interface ScheduledSend {
-  readonly index: number;
-  readonly transactionId: string;
-  readonly cardId: string;
-  /** The record timestamp: when the send was due. */
-  readonly scheduledMs: number;
-  readonly isFraud?: boolean;
-}
+export type { ScheduledSend, TrafficFraming } from "./recordPlanner.js";
 
 export interface ProduceProgress {
+  /** Counts are of transactions, however many a record holds. */
   readonly planned: number;
   readonly issued: number;
   readonly acked: number;
@@ -27,8 +27,7 @@ export interface ProduceProgress {
   readonly elapsedMs: number;
 }
 
-export interface ProduceOptions {
-  readonly kafka: Kafka;
+interface ProduceCommonOptions {
   readonly topic: string;
   readonly source: TrafficSource;
   readonly ratePerSecond: number;
@@ -37,7 +36,11 @@ export interface ProduceOptions {
   readonly framing?: TrafficFraming;
   /** Required for Confluent framing: the registered fraud.v1.Transaction schema id. */
   readonly transactionSchemaId?: number;
-  /** Called as each record is built, before it is sent (the demo keeps its send time and label). */
+  /** Most transactions of one partition packed into one record (delimited framing); default 1. */
+  readonly perRecord?: number;
+  /** How long a record that is not full may wait for more transactions, ms; default 5. */
+  readonly lingerMs?: number;
+  /** Called as each transaction is planned, before it is sent (the demo keeps its send time and label). */
   readonly onScheduled?: (send: ScheduledSend) => void;
   readonly onProgress?: (progress: ProduceProgress) => void;
   readonly progressIntervalMs?: number;
@@ -47,39 +50,64 @@ export interface ProduceOptions {
   readonly startMs?: number;
 }
 
+/** Either a sink the caller opened (and closes), or the Kafka port to open one on `topic`. */
+export type ProduceOptions = ProduceCommonOptions &
+  (
+    | { readonly sink: TrafficSink; readonly kafka?: never }
+    | { readonly kafka: KafkaPort; readonly sink?: never }
+  );
+
 export interface ProduceSummary extends ProduceProgress {
   readonly achievedRatePerSecond: number;
+  readonly records: number;
+  readonly transactionsPerRecord: number;
   readonly maxIssueLagMs: number;
+  /** How late transactions were handed to the sink against their schedule. */
+  readonly sendLag: SendLagSummary;
   readonly stalls: number;
+  /** CPU of this whole process (every thread) from the first send to the last acknowledgement, per transaction. */
+  readonly cpuMicrosPerTransaction: number;
   readonly firstError?: string;
   readonly source: string;
+  readonly sink: string;
 }
 
 /** A short lead so connecting and the first tick do not make send 0 late. */
 const START_LEAD_MS = 50;
 
 export async function produceTraffic(options: ProduceOptions): Promise<ProduceSummary> {
-  const { kafka, topic, source, framing = "delimited", clock = realLoopClock } = options;
-  if (framing === "confluent" && options.transactionSchemaId === undefined)
-    throw new Error("Confluent framing needs the registered Transaction schema id");
-  const encodeValue =
-    framing === "confluent"
-      ? (payload: Uint8Array) =>
-          encodeConfluentFrame({ schemaId: options.transactionSchemaId!, messageIndexes: [0], payload })
-      : (payload: Uint8Array) => joinDelimitedFrames([payload]);
+  const { source, clock = realLoopClock } = options;
+  const sink = options.sink ?? (await openKafkaTrafficSink({ kafka: options.kafka, topic: options.topic }));
+  try {
+    return await sendOpenLoop(options, sink, source, clock);
+  } finally {
+    if (!options.sink) await sink.close();
+  }
+}
 
-  // Not idempotent: idempotence allows one request in flight, which would make the sends a
-  // closed loop behind the slowest request.
-  const producer = kafka.producer({
-    allowAutoTopicCreation: false,
-    createPartitioner: Partitioners.DefaultPartitioner,
-  });
-  await producer.connect();
+async function sendOpenLoop(
+  options: ProduceOptions,
+  sink: TrafficSink,
+  source: TrafficSource,
+  clock: LoopClock,
+): Promise<ProduceSummary> {
   const schedule = new OpenLoopSchedule({
     startMs: options.startMs ?? clock.nowMs() + START_LEAD_MS,
     ratePerSecond: options.ratePerSecond,
     ...(options.count !== undefined ? { count: options.count } : {}),
     ...(options.durationMs !== undefined ? { durationMs: options.durationMs } : {}),
+  });
+  const plan = new RecordPlanner({
+    schedule,
+    source,
+    router: new CardRouter(sink.partitions),
+    ...(options.framing !== undefined ? { framing: options.framing } : {}),
+    ...(options.transactionSchemaId !== undefined
+      ? { transactionSchemaId: options.transactionSchemaId }
+      : {}),
+    ...(options.perRecord !== undefined ? { perRecord: options.perRecord } : {}),
+    ...(options.lingerMs !== undefined ? { lingerMs: options.lingerMs } : {}),
+    ...(options.onScheduled ? { onScheduled: options.onScheduled } : {}),
   });
   let issued = 0;
   let acked = 0;
@@ -94,53 +122,45 @@ export async function produceTraffic(options: ProduceOptions): Promise<ProduceSu
   const ticker = options.onProgress
     ? setInterval(() => options.onProgress!(progress()), options.progressIntervalMs ?? 250)
     : undefined;
-
+  const lag = new SendLag();
+  const cpuAtStart = process.cpuUsage();
   try {
-    const result = await runOpenLoop({
-      schedule,
+    const result = await runOpenLoop<PlannedRecord>({
+      plan,
       clock,
+      lag,
       ...(options.signal ? { signal: options.signal } : {}),
-      send: async (from, to) => {
-        const messages: Message[] = [];
-        for (let i = from; i < to; i++) {
-          const { tx, isFraud } = source.at(i);
-          const timestampMs = schedule.timestampMs(i);
-          options.onScheduled?.({
-            index: i,
-            transactionId: tx.transactionId ?? "",
-            cardId: tx.cardId ?? "",
-            scheduledMs: timestampMs,
-            ...(isFraud !== undefined ? { isFraud } : {}),
-          });
-          messages.push({
-            key: tx.cardId ?? "",
-            value: encodeValue(encodeTransactionPayload(tx)),
-            timestamp: String(timestampMs),
-          });
-        }
-        issued += to - from;
+      send: async (records) => {
+        let count = 0;
+        for (const r of records) count += r.transactions;
+        issued += count;
         try {
-          await producer.send({ topic, acks: -1, compression: CompressionTypes.None, messages });
-          acked += to - from;
+          await sink.send(records);
+          acked += count;
         } catch (err) {
-          failed += to - from;
+          failed += count;
           throw err;
         }
       },
     });
+    const cpu = process.cpuUsage(cpuAtStart);
     const summary = progress();
     const seconds = Math.max(summary.elapsedMs, 1) / 1000;
     return {
       ...summary,
       achievedRatePerSecond: summary.acked / seconds,
+      records: result.records,
+      transactionsPerRecord: result.records === 0 ? 0 : result.transactions / result.records,
       maxIssueLagMs: result.maxIssueLagMs,
+      sendLag: lag.summary(),
       stalls: result.stalls,
+      cpuMicrosPerTransaction: result.transactions === 0 ? 0 : (cpu.user + cpu.system) / result.transactions,
       source: source.description,
+      sink: sink.description,
       ...(result.firstError ? { firstError: result.firstError.message } : {}),
     };
   } finally {
     if (ticker) clearInterval(ticker);
     options.onProgress?.(progress());
-    await producer.disconnect();
   }
 }

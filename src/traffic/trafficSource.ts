@@ -19,6 +19,22 @@ export interface TrafficSource {
   readonly size: number;
   /** The i-th transaction of the stream (i ≥ 0; wraps past size). */
   at(i: number): TrafficItem;
+  /**
+   * The i-th transaction as a variant of one of the source's distinct transactions (same as
+   * at(i), without building it), for sources that cycle a fixed list: an encoder can then
+   * encode each distinct transaction once and only write what differs.
+   */
+  variantAt?(i: number): TrafficVariant;
+}
+
+export interface TrafficVariant {
+  /** Which distinct transaction: the same index always means the same item. */
+  readonly base: number;
+  readonly item: TrafficItem;
+  /** Appended to the item's transaction id. */
+  readonly idSuffix: string;
+  /** Added to the item's event time. */
+  readonly eventTimeShiftMs: number;
 }
 
 const HOUR_MS = 3_600_000;
@@ -34,9 +50,20 @@ export function cyclingSource(description: string, items: readonly TrafficItem[]
     if (t > latest) latest = t;
   }
   const span = latest - earliest + HOUR_MS;
+  const suffixes: string[] = [""];
   return {
     description,
     size: items.length,
+    variantAt(i) {
+      const base = i % items.length;
+      const round = Math.floor(i / items.length);
+      return {
+        base,
+        item: items[base]!,
+        idSuffix: (suffixes[round] ??= `~${round}`),
+        eventTimeShiftMs: round * span,
+      };
+    },
     at(i) {
       const item = items[i % items.length]!;
       const round = Math.floor(i / items.length);
@@ -89,4 +116,15 @@ export async function fileTraffic(path: string, labelsPath?: string): Promise<Tr
     return isFraud === undefined ? { tx } : { tx, isFraud };
   });
   return cyclingSource(`file ${path}${labelsPath ? ` with labels ${labelsPath}` : ""}`, items);
+}
+
+/** Transactions [offset, offset + n) of a source, as a source of their own. */
+export function sliceOf(source: TrafficSource, offset: number, n: number): TrafficSource {
+  const variantAt = source.variantAt?.bind(source);
+  return {
+    description: source.description,
+    size: n,
+    at: (i) => source.at(offset + i),
+    ...(variantAt ? { variantAt: (i: number) => variantAt(offset + i) } : {}),
+  };
 }

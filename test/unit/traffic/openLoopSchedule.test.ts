@@ -2,7 +2,13 @@
 // issued on schedule however long earlier sends take, and each record's timestamp is its
 // planned send time, so a slow broker shows up as latency instead of as a slower generator.
 import { describe, expect, it } from "vitest";
-import { OpenLoopSchedule, runOpenLoop, type LoopClock } from "../../../src/traffic/openLoopSchedule.js";
+import {
+  OpenLoopSchedule,
+  runOpenLoop,
+  type DueRecord,
+  type LoopClock,
+  type RecordPlan,
+} from "../../../src/traffic/openLoopSchedule.js";
 
 /** Virtual time: sleep advances the clock; sends resolve when the test says so. */
 function virtualClock(startMs = 1_000_000): LoopClock & { advance(ms: number): void; now: number } {
@@ -17,6 +23,24 @@ function virtualClock(startMs = 1_000_000): LoopClock & { advance(ms: number): v
     },
   };
   return clock;
+}
+
+interface IndexedRecord extends DueRecord {
+  readonly index: number;
+}
+
+/** One record per scheduled send, planned lazily as the loop asks. */
+function schedulePlan(schedule: OpenLoopSchedule): RecordPlan<IndexedRecord> {
+  let next = 0;
+  return {
+    planUntil(untilMs, out) {
+      for (const end = schedule.dueBy(untilMs); next < end; next++)
+        out.push({ index: next, dueMs: schedule.dueAtMs(next), transactions: 1 });
+    },
+    get exhausted() {
+      return next >= schedule.total;
+    },
+  };
 }
 
 describe("open-loop schedule", () => {
@@ -43,42 +67,47 @@ describe("open-loop schedule", () => {
   it("keeps issuing sends on schedule while earlier sends are still waiting on the broker", async () => {
     const clock = virtualClock();
     const schedule = new OpenLoopSchedule({ startMs: clock.now, ratePerSecond: 1000, count: 100 });
-    const issued: Array<{ from: number; to: number; at: number }> = [];
+    const issued: Array<{ records: IndexedRecord[]; at: number }> = [];
     const pending: Array<() => void> = [];
     // Every send hangs until the end of the run: a broker that has stopped answering.
     const run = runOpenLoop({
-      schedule,
+      plan: schedulePlan(schedule),
       clock,
       tickMs: 1,
-      send: (from, to) => {
-        issued.push({ from, to, at: clock.now });
+      send: (records) => {
+        issued.push({ records, at: clock.now });
         return new Promise<void>((resolve) => pending.push(resolve));
       },
     });
     // Let the loop run through the schedule (virtual time advances in its sleeps).
-    while (issued.at(-1)?.to !== 100) await new Promise((r) => setImmediate(r));
-    const covered = issued.flatMap(({ from, to }) => Array.from({ length: to - from }, (_, k) => from + k));
+    while (issued.at(-1)?.records.at(-1)?.index !== 99) await new Promise((r) => setImmediate(r));
+    const covered = issued.flatMap(({ records }) => records.map((r) => r.index));
     expect(covered).toEqual(Array.from({ length: 100 }, (_, i) => i));
-    // Each send was issued no later than one tick after it was due, none waited for an ack.
-    for (const { from, at } of issued) expect(at - schedule.dueAtMs(from)).toBeLessThanOrEqual(1);
+    // Each record was issued no earlier than it was due and no later than one tick after,
+    // and none waited for an acknowledgement.
+    for (const { records, at } of issued)
+      for (const r of records) {
+        expect(at).toBeGreaterThanOrEqual(r.dueMs);
+        expect(at - r.dueMs).toBeLessThanOrEqual(1);
+      }
     expect(pending.length).toBe(issued.length);
     pending.forEach((resolve) => resolve());
     const result = await run;
-    expect(result.issued).toBe(100);
+    expect(result.transactions).toBe(100);
     expect(result.stalls).toBe(0);
   });
 
   it("catches up after a stall by sending everything that fell due, timestamps unchanged", async () => {
     const clock = virtualClock();
     const schedule = new OpenLoopSchedule({ startMs: clock.now, ratePerSecond: 100, count: 50 });
-    const batches: Array<[number, number]> = [];
+    const batches: number[][] = [];
     let first = true;
     const result = await runOpenLoop({
-      schedule,
+      plan: schedulePlan(schedule),
       clock,
       tickMs: 1,
-      send: async (from, to) => {
-        batches.push([from, to]);
+      send: async (records) => {
+        batches.push(records.map((r) => r.index));
         // The generator's own thread is blocked for 200 ms once (a GC pause, a slow encode).
         if (first) {
           first = false;
@@ -86,10 +115,10 @@ describe("open-loop schedule", () => {
         }
       },
     });
-    expect(result.issued).toBe(50);
-    expect(batches[0]).toEqual([0, 1]);
+    expect(result.transactions).toBe(50);
+    expect(batches[0]).toEqual([0]);
     // After the pause, the 20 sends that fell due meanwhile leave together, late by up to 200 ms.
-    expect(batches[1]).toEqual([1, 21]);
+    expect(batches[1]).toEqual(Array.from({ length: 20 }, (_, k) => k + 1));
     expect(result.maxIssueLagMs).toBeCloseTo(190, 0);
     // Their record timestamps are still the planned ones: the lateness is visible downstream.
     expect(schedule.timestampMs(20) - schedule.timestampMs(1)).toBe(190);
@@ -99,15 +128,35 @@ describe("open-loop schedule", () => {
     const clock = virtualClock();
     const schedule = new OpenLoopSchedule({ startMs: clock.now, ratePerSecond: 1000, count: 20 });
     const result = await runOpenLoop({
-      schedule,
+      plan: schedulePlan(schedule),
       clock,
       tickMs: 5,
-      send: async (from) => {
-        if (from === 0) throw new Error("broker said no");
+      send: async (records) => {
+        if (records[0]!.index === 0) throw new Error("broker said no");
       },
     });
-    expect(result.issued).toBe(20);
+    expect(result.transactions).toBe(20);
     expect(result.failures).toBeGreaterThan(0);
     expect(result.firstError?.message).toBe("broker said no");
+  });
+
+  it("waits for in-flight sends when too many are pending, and counts it as a stall", async () => {
+    const clock = virtualClock();
+    const schedule = new OpenLoopSchedule({ startMs: clock.now, ratePerSecond: 1000, count: 10 });
+    const pending: Array<() => void> = [];
+    const run = runOpenLoop({
+      plan: schedulePlan(schedule),
+      clock,
+      tickMs: 1,
+      maxInFlight: 2,
+      send: () => new Promise<void>((resolve) => pending.push(resolve)),
+    });
+    for (let k = 0; k < 50; k++) {
+      await new Promise((r) => setImmediate(r));
+      pending.shift()?.();
+    }
+    const result = await run;
+    expect(result.transactions).toBe(10);
+    expect(result.stalls).toBeGreaterThan(0);
   });
 });

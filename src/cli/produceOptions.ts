@@ -1,0 +1,249 @@
+// `fraud-scorer produce` options, described once: flag, environment variable, default, help.
+// Flags win over the environment, the environment over defaults; the merged text is validated
+// once by a zod schema into a complete ProduceOptions, or every problem is reported at once.
+// Pure (flags and environment in, value out) so the refusals are unit-tested.
+import type { Command } from "commander";
+import { z } from "zod";
+import { parseDuration } from "./cliArguments.js";
+
+export interface ProduceCommandOptions {
+  readonly sink: "kafka" | "discard";
+  readonly topic: string;
+  readonly kafkaBrokers?: readonly string[];
+  readonly schemaRegistryUrl?: string;
+  /** Partitions the discarding sink pretends to have. */
+  readonly partitions: number;
+  readonly ratePerSecond: number;
+  /** Exactly one of count and durationMs. */
+  readonly count?: number;
+  readonly durationMs?: number;
+  readonly framing: "delimited" | "confluent";
+  readonly perRecord: number;
+  readonly lingerMs: number;
+  readonly file?: string;
+  readonly labels?: string;
+  readonly seed: number;
+  readonly cards?: number;
+  readonly idPrefix?: string;
+  readonly progress: boolean;
+  readonly json: boolean;
+}
+
+interface ProduceSetting {
+  readonly key: keyof ProduceCommandOptions | "duration";
+  readonly flag: string;
+  /** Placeholder of the flag's value; absent for on/off switches. */
+  readonly flagValue?: string;
+  readonly env?: string;
+  readonly fallback?: string;
+  readonly help: string;
+}
+
+export const PRODUCE_SETTINGS: readonly ProduceSetting[] = [
+  {
+    key: "sink",
+    flag: "sink",
+    flagValue: "kind",
+    env: "PRODUCE_SINK",
+    fallback: "kafka",
+    help: "kafka, or discard: plan, encode and pace without sending (the generator's own cost)",
+  },
+  {
+    key: "topic",
+    flag: "topic",
+    flagValue: "name",
+    env: "KAFKA_TRANSACTIONS_TOPIC",
+    fallback: "transactions",
+    help: "topic to write",
+  },
+  {
+    key: "kafkaBrokers",
+    flag: "kafka-brokers",
+    flagValue: "list",
+    env: "KAFKA_BROKERS",
+    help: "Kafka bootstrap brokers, comma-separated host:port",
+  },
+  {
+    key: "schemaRegistryUrl",
+    flag: "schema-registry-url",
+    flagValue: "url",
+    env: "SCHEMA_REGISTRY_URL",
+    help: "registry for --framing confluent",
+  },
+  {
+    key: "partitions",
+    flag: "partitions",
+    flagValue: "n",
+    env: "PRODUCE_PARTITIONS",
+    fallback: "12",
+    help: "partitions of the discarding sink (Kafka's come from the topic)",
+  },
+  {
+    key: "ratePerSecond",
+    flag: "rate",
+    flagValue: "tx/s",
+    env: "PRODUCE_RATE",
+    fallback: "500",
+    help: "transactions per second",
+  },
+  { key: "count", flag: "count", flagValue: "n", env: "PRODUCE_COUNT", help: "send this many transactions" },
+  {
+    key: "duration",
+    flag: "duration",
+    flagValue: "time",
+    env: "PRODUCE_DURATION",
+    help: "or send for this long, e.g. 30s, 2m (default 10s)",
+  },
+  {
+    key: "framing",
+    flag: "framing",
+    flagValue: "framing",
+    env: "PRODUCE_FRAMING",
+    fallback: "delimited",
+    help: "delimited or confluent",
+  },
+  {
+    key: "perRecord",
+    flag: "per-record",
+    flagValue: "n",
+    env: "PRODUCE_PER_RECORD",
+    fallback: "1",
+    help: "pack up to n transactions of one partition into one record (delimited only)",
+  },
+  {
+    key: "lingerMs",
+    flag: "linger-ms",
+    flagValue: "ms",
+    env: "PRODUCE_LINGER_MS",
+    fallback: "5",
+    help: "longest a record that is not full waits for more transactions",
+  },
+  {
+    key: "file",
+    flag: "file",
+    flagValue: "path",
+    help: "send transactions from a .pbd file instead of the simulator",
+  },
+  { key: "labels", flag: "labels", flagValue: "csv", help: "labels for --file (transaction_id,is_fraud)" },
+  { key: "seed", flag: "seed", flagValue: "n", env: "PRODUCE_SEED", fallback: "42", help: "simulator seed" },
+  { key: "cards", flag: "cards", flagValue: "n", help: "simulated cards (default: sized to the run)" },
+  { key: "idPrefix", flag: "id-prefix", flagValue: "text", help: "prefix for simulated transaction ids" },
+  { key: "json", flag: "json", help: "print the summary as one JSON line on stdout" },
+];
+
+/** commander's attribute name for a flag: per-record → perRecord. */
+const attribute = (flag: string) => flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+
+/** Declares the options; no commander defaults, so an absent flag does not hide the env var. */
+export function addProduceOptions(command: Command): Command {
+  for (const s of PRODUCE_SETTINGS) {
+    const value = s.flagValue === undefined ? "" : ` <${s.flagValue}>`;
+    const shown = s.fallback === undefined ? "" : ` (default: ${s.fallback})`;
+    const env = s.env === undefined ? "" : ` [env ${s.env}]`;
+    command.option(`--${s.flag}${value}`, `${s.help}${shown}${env}`);
+  }
+  return command.option("--no-progress", "no progress display");
+}
+
+const POSITIVE_INT = /^\s*\d+\s*$/;
+const positiveInteger = (what: string, max = Number.MAX_SAFE_INTEGER) =>
+  z
+    .string()
+    .refine((s) => POSITIVE_INT.test(s) && Number(s) >= 1 && Number(s) <= max, {
+      error: `${what} must be an integer from 1 to ${max}`,
+    })
+    .transform(Number);
+const positiveNumber = (what: string) =>
+  z
+    .string()
+    .refine((s) => s.trim() !== "" && Number.isFinite(Number(s)) && Number(s) > 0, {
+      error: `${what} must be a positive number`,
+    })
+    .transform(Number);
+const oneOf = <const T extends readonly [string, ...string[]]>(what: string, values: T) =>
+  z.preprocess(
+    (v) => (typeof v === "string" ? v.trim().toLowerCase() : v),
+    z.enum(values, { error: `${what} must be one of ${values.join(", ")}` }),
+  );
+const brokers = z
+  .string()
+  .transform((s) =>
+    s
+      .split(",")
+      .map((b) => b.trim())
+      .filter((b) => b !== ""),
+  )
+  .refine((list) => list.length > 0, { error: "--kafka-brokers names no broker" });
+const duration = z.string().transform((s, ctx) => {
+  const ms = parseDuration(s);
+  if (typeof ms === "string") {
+    ctx.addIssue({ code: "custom", message: `--duration: ${ms}` });
+    return z.NEVER;
+  }
+  return ms;
+});
+const nonEmpty = z.string().transform((s) => s.trim());
+
+const produceSchema = z
+  .object({
+    sink: oneOf("--sink", ["kafka", "discard"]),
+    topic: nonEmpty.pipe(z.string().min(1, { error: "--topic must not be empty" })),
+    kafkaBrokers: brokers.optional(),
+    schemaRegistryUrl: nonEmpty.optional(),
+    partitions: positiveInteger("--partitions", 10_000),
+    ratePerSecond: positiveNumber("--rate"),
+    count: positiveInteger("--count").optional(),
+    duration: duration.optional(),
+    framing: oneOf("--framing", ["delimited", "confluent"]),
+    perRecord: positiveInteger("--per-record", 10_000),
+    lingerMs: positiveNumber("--linger-ms"),
+    file: nonEmpty.optional(),
+    labels: nonEmpty.optional(),
+    seed: positiveInteger("--seed"),
+    cards: positiveInteger("--cards").optional(),
+    idPrefix: z.string().optional(),
+    progress: z.boolean(),
+    json: z.boolean(),
+  })
+  .superRefine((o, ctx) => {
+    const problem = (message: string) => ctx.addIssue({ code: "custom", message });
+    if (o.count !== undefined && o.duration !== undefined) problem("give --count or --duration, not both");
+    if (o.sink === "kafka" && o.kafkaBrokers === undefined)
+      problem("no brokers: give --kafka-brokers or set KAFKA_BROKERS (or --sink discard)");
+    if (o.framing === "confluent" && o.schemaRegistryUrl === undefined)
+      problem(
+        "--framing confluent needs the registry: give --schema-registry-url or set SCHEMA_REGISTRY_URL",
+      );
+    if (o.framing === "confluent" && o.perRecord > 1)
+      problem("--per-record above 1 needs --framing delimited (a Confluent frame holds one message)");
+    if (o.labels !== undefined && o.file === undefined) problem("--labels only applies to --file");
+  });
+
+export type ParsedProduceOptions =
+  | { readonly ok: true; readonly options: ProduceCommandOptions }
+  | { readonly ok: false; readonly problems: readonly string[] };
+
+export function parseProduceOptions(
+  flags: Readonly<Record<string, unknown>>,
+  env: Readonly<Record<string, string | undefined>>,
+): ParsedProduceOptions {
+  const raw: Record<string, unknown> = {};
+  for (const s of PRODUCE_SETTINGS) {
+    const flag = flags[attribute(s.flag)];
+    const value = flag ?? (s.env !== undefined ? env[s.env] : undefined) ?? s.fallback;
+    if (value !== undefined && value !== "")
+      raw[s.key] = s.flagValue === undefined ? value === true : String(value);
+  }
+  raw.json ??= false;
+  raw.progress = flags.progress !== false;
+  const parsed = produceSchema.safeParse(raw);
+  if (!parsed.success) return { ok: false, problems: parsed.error.issues.map((i) => i.message) };
+  const { duration: durationMs, ...rest } = parsed.data;
+  // exactOptionalPropertyTypes: absent keys stay absent rather than undefined.
+  const present = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
+  const options = present as unknown as ProduceCommandOptions;
+  return {
+    ok: true,
+    options: rest.count !== undefined ? options : { ...options, durationMs: durationMs ?? 10_000 },
+  };
+}
