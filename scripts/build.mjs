@@ -2,7 +2,8 @@
 // container ships. One bundle per command (esbuild code splitting keeps the CLI's lazy command
 // imports lazy), with the npm packages inside it: a start then reads a few files instead of
 // ~500 modules, which is most of what a start costs. Kept outside the bundle: packages with
-// native addons, and pino (its transports load worker files by path).
+// native addons, pino (its transports load worker files by path) and @platformatic/wasm-utils
+// (it reads its .wasm file next to its own module).
 // dist/cli/ sits as deep as src/cli/, so the lookups relative to a module's own URL (proto/,
 // rules/) resolve to the same files from the bundle as from the sources.
 //   node scripts/build.mjs [--out-dir <dir>] [--no-gen]   (the container test builds elsewhere)
@@ -26,9 +27,9 @@ await build({
   splitting: true,
   format: "esm",
   platform: "node",
-  target: "node20",
+  target: "node22",
   sourcemap: true,
-  external: ["onnxruntime-node", "@node-rs/xxhash", "pino", "thread-stream"],
+  external: ["onnxruntime-node", "@node-rs/xxhash", "pino", "thread-stream", "@platformatic/wasm-utils"],
   // The bundled CommonJS packages call require(); an ES module has none of its own.
   banner: {
     js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);',
