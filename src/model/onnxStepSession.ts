@@ -49,7 +49,12 @@ export class OnnxStepSession {
     const options: ort.InferenceSession.SessionOptions = {
       executionProviders: [provider],
       intraOpNumThreads: intraOpThreads,
+      // Sequential execution: the inter-op pool would only add threads that idle.
+      interOpNumThreads: 1,
       graphOptimizationLevel: "all",
+      // Pool threads that spin between steps burn a shared core for nothing: with 2 intra-op threads
+      // a step cost 5.0 µs of CPU per transaction spinning, 2.9 µs not (batch 64; same with 1 thread).
+      extra: { session: { intra_op: { allow_spinning: "0" }, inter_op: { allow_spinning: "0" } } },
     };
     const session =
       typeof model === "string"
