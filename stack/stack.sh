@@ -40,6 +40,10 @@ REGISTRY_HOME="$CACHE/apicurio-registry-app-$APICURIO_VERSION"
 KAFKA_PID="$STATE/kafka.pid"
 REGISTRY_PID="$STATE/registry.pid"
 REDIS_PID="$STATE/redis.pid"
+# Present while this clone uses a broker or registry that another process (another clone's
+# stack, a CI service) runs: `status` reports it, `down` leaves it alone.
+KAFKA_SHARED="$STATE/kafka.shared"
+REGISTRY_SHARED="$STATE/registry.shared"
 
 say() { printf 'stack: %s\n' "$*"; }
 die() {
@@ -280,7 +284,13 @@ kafka_start() {
     say "kafka already running (pid $(pid_of "$KAFKA_PID"))"
     return 0
   fi
-  port_open "$KAFKA_PORT" && die "port $KAFKA_PORT is taken by a process this stack did not start"
+  rm -f "$KAFKA_PID" "$KAFKA_SHARED"
+  if port_open "$KAFKA_PORT"; then
+    kafka_metadata || die "port $KAFKA_PORT is taken by a process that does not answer as a Kafka broker"
+    touch "$KAFKA_SHARED"
+    say "kafka: using the broker already answering on $KAFKA_BROKERS (not managed by this stack)"
+    return 0
+  fi
   port_open "$CONTROLLER_PORT" && die "port $CONTROLLER_PORT is taken by a process this stack did not start"
   fetch_kafka
   local java dir="$STATE/kafka"
@@ -306,8 +316,18 @@ kafka_start() {
 
 kafka_port_open() { port_open "$KAFKA_PORT"; }
 
+# A broker that answers a metadata request (another clone's stack, a CI service) is used as it
+# is; a port held by anything else is still an error.
+kafka_metadata() {
+  local tsx="$ROOT/node_modules/.bin/tsx"
+  [[ -x $tsx ]] || die "node_modules is missing: run npm ci (the broker is probed with kafkajs)"
+  "$tsx" "$STACK_DIR/probe-kafka.ts" "$KAFKA_BROKERS" >>"$LOGS/kafka-probe.log" 2>&1
+}
+
+kafka_shared() { [[ -f $KAFKA_SHARED ]]; }
+
 kafka_await() {
-  await kafka "$KAFKA_PID" "$KAFKA_MARKER" "$LOGS/kafka-server.log" kafka_port_open
+  kafka_shared || await kafka "$KAFKA_PID" "$KAFKA_MARKER" "$LOGS/kafka-server.log" kafka_port_open
   local tsx="$ROOT/node_modules/.bin/tsx"
   [[ -x $tsx ]] || die "node_modules is missing: run npm ci (the topics are created with kafkajs)"
   "$tsx" "$STACK_DIR/ensure-topics.ts" "$KAFKA_BROKERS" | sed 's/^/stack: kafka /' ||
@@ -323,7 +343,14 @@ registry_start() {
     say "registry already running (pid $(pid_of "$REGISTRY_PID"))"
     return 0
   fi
-  port_open "$REGISTRY_PORT" && die "port $REGISTRY_PORT is taken by a process this stack did not start"
+  rm -f "$REGISTRY_PID" "$REGISTRY_SHARED"
+  if port_open "$REGISTRY_PORT"; then
+    registry_api ||
+      die "port $REGISTRY_PORT is taken by a process that does not answer as a schema registry at $SCHEMA_REGISTRY_URL"
+    touch "$REGISTRY_SHARED"
+    say "registry: using the registry already answering at $SCHEMA_REGISTRY_URL (not managed by this stack)"
+    return 0
+  fi
   port_open "$REGISTRY_MANAGEMENT_PORT" &&
     die "port $REGISTRY_MANAGEMENT_PORT is taken by a process this stack did not start"
   fetch_registry
@@ -350,7 +377,15 @@ registry_start() {
 
 registry_ready() { curl -sf -o /dev/null --max-time 2 "http://$HOST:$REGISTRY_MANAGEMENT_PORT/health/ready"; }
 
+registry_api() { curl -sf -o /dev/null --max-time 5 "$SCHEMA_REGISTRY_URL/schemas/types"; }
+
+registry_shared() { [[ -f $REGISTRY_SHARED ]]; }
+
 registry_await() {
+  registry_shared && {
+    registry_api || die "the shared registry stopped answering at $SCHEMA_REGISTRY_URL"
+    return 0
+  }
   await registry "$REGISTRY_PID" "$REGISTRY_MARKER" "$LOGS/registry.log" registry_ready
   curl -sf -o /dev/null --max-time 5 "$SCHEMA_REGISTRY_URL/schemas/types" ||
     die "the registry is up but $SCHEMA_REGISTRY_URL does not answer"
@@ -431,11 +466,14 @@ json_string() {
 }
 
 write_endpoints() {
-  local registry_v redis_v kafka_java registry_java
+  local registry_v redis_v kafka_java registry_java kafka_v=$KAFKA_VERSION
+  kafka_shared && kafka_v="(shared broker, version not known)"
   registry_v=$(registry_version) || registry_v=unknown
   redis_v=$(redis_version) || redis_v=unknown
-  kafka_java=$(java_version "$(cat "$STATE/kafka/java")")
-  registry_java=$(java_version "$(cat "$STATE/registry/java")")
+  kafka_java=shared
+  registry_java=shared
+  kafka_shared || kafka_java=$(java_version "$(cat "$STATE/kafka/java")")
+  registry_shared || registry_java=$(java_version "$(cat "$STATE/registry/java")")
   cat >"$STATE/endpoints.env.tmp" <<EOF
 KAFKA_BROKERS=$KAFKA_BROKERS
 SCHEMA_REGISTRY_URL=$SCHEMA_REGISTRY_URL
@@ -447,7 +485,7 @@ EOF
   "SCHEMA_REGISTRY_URL": $(json_string "$SCHEMA_REGISTRY_URL"),
   "REDIS_URL": $(json_string "$REDIS_URL"),
   "versions": {
-    "kafka": $(json_string "$KAFKA_VERSION"),
+    "kafka": $(json_string "$kafka_v"),
     "registry": $(json_string "$registry_v"),
     "redis": $(json_string "$redis_v")
   },
@@ -489,6 +527,9 @@ cmd_down() {
   lock
   stop kafka "$KAFKA_PID" "$KAFKA_MARKER"
   stop registry "$REGISTRY_PID" "$REGISTRY_MARKER"
+  kafka_shared && say "kafka: leaving the shared broker on $KAFKA_BROKERS running"
+  registry_shared && say "registry: leaving the shared registry at $SCHEMA_REGISTRY_URL running"
+  rm -f "$KAFKA_SHARED" "$REGISTRY_SHARED"
   if redis_owned; then
     stop redis "$REDIS_PID" "redis-server"
   else
@@ -504,6 +545,8 @@ cmd_status() {
   local rc=0 state
   if owns "$KAFKA_PID" "$KAFKA_MARKER" && kafka_port_open; then
     state="running  pid $(pid_of "$KAFKA_PID"), Kafka $KAFKA_VERSION"
+  elif kafka_shared && kafka_port_open; then
+    state="running  shared, not managed by this stack"
   else
     state="stopped"
     rc=1
@@ -511,6 +554,8 @@ cmd_status() {
   printf '%-9s %-42s %s\n' kafka "$KAFKA_BROKERS" "$state"
   if owns "$REGISTRY_PID" "$REGISTRY_MARKER" && registry_ready; then
     state="running  pid $(pid_of "$REGISTRY_PID"), $(registry_version)"
+  elif registry_shared && registry_api; then
+    state="running  shared, not managed by this stack, $(registry_version)"
   elif owns "$REGISTRY_PID" "$REGISTRY_MARKER"; then
     state="starting or unhealthy  pid $(pid_of "$REGISTRY_PID")"
     rc=1
