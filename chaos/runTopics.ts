@@ -1,0 +1,59 @@
+// Each scenario's own topics, so no run sees another's records. The decisions topic stamps
+// records with the broker's append time: a decision's latency is then measured from its
+// transaction's scheduled send time to the moment the broker had it, by the broker's clock.
+import { randomUUID } from "node:crypto";
+import { Kafka, logLevel } from "kafkajs";
+
+export interface RunTopics {
+  readonly transactions: string;
+  readonly decisions: string;
+  readonly dlq: string;
+}
+
+export const chaosKafka = (brokers: string): Kafka =>
+  new Kafka({
+    clientId: `chaos-${randomUUID().slice(0, 8)}`,
+    brokers: brokers.split(","),
+    logLevel: logLevel.NOTHING,
+  });
+
+export async function createRunTopics(
+  brokers: string,
+  label: string,
+  { partitions = 12, replicationFactor = 1 } = {},
+): Promise<RunTopics> {
+  const id = `${label}-${randomUUID().slice(0, 8)}`;
+  const topics = { transactions: `chaos-tx-${id}`, decisions: `chaos-dec-${id}`, dlq: `chaos-dlq-${id}` };
+  const admin = chaosKafka(brokers).admin();
+  await admin.connect();
+  try {
+    await admin.createTopics({
+      waitForLeaders: true,
+      topics: [
+        { topic: topics.transactions, numPartitions: partitions, replicationFactor },
+        {
+          topic: topics.decisions,
+          numPartitions: partitions,
+          replicationFactor,
+          configEntries: [{ name: "message.timestamp.type", value: "LogAppendTime" }],
+        },
+        { topic: topics.dlq, numPartitions: 3, replicationFactor },
+      ],
+    });
+  } finally {
+    await admin.disconnect();
+  }
+  return topics;
+}
+
+export async function deleteRunTopics(brokers: string, topics: RunTopics): Promise<void> {
+  const admin = chaosKafka(brokers).admin();
+  await admin.connect();
+  try {
+    await admin.deleteTopics({ topics: [topics.transactions, topics.decisions, topics.dlq] });
+  } catch {
+    // best effort: a scenario's topics are small and named chaos-*
+  } finally {
+    await admin.disconnect();
+  }
+}
