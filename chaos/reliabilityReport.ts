@@ -75,7 +75,7 @@ export function failedRow(
       },
     ],
     notes: [],
-    error: error.message.slice(0, 2_000),
+    error: (error.stack ?? error.message).slice(0, 2_000),
   };
 }
 

@@ -15,6 +15,9 @@ export const chaosKafka = (brokers: string): Kafka =>
     clientId: `chaos-${randomUUID().slice(0, 8)}`,
     brokers: brokers.split(","),
     logLevel: logLevel.NOTHING,
+    // Metadata of a topic created a moment ago can lag on a loaded machine ("does not host
+    // this topic-partition"); the suite's own clients wait it out rather than fail the run.
+    retry: { retries: 10 },
   });
 
 export async function createRunTopics(
