@@ -44,6 +44,8 @@ export interface FaultRunResult {
   readonly cardState?: CardStateAudit;
   readonly logs: LogAudit;
   readonly drained: boolean;
+  /** Scorers the suite restarted because they had exited or hung on their own. */
+  readonly unplannedRestarts: number;
   /** The load generator gave up before sending everything (what was sent is still audited). */
   readonly loadFailure?: string;
 }
@@ -123,6 +125,7 @@ export async function faultRun(
       ...(cardState !== undefined ? { cardState } : {}),
       logs,
       drained,
+      unplannedRestarts: fleet.unplannedRestarts,
       ...(loadFailure !== undefined ? { loadFailure } : {}),
     };
   } finally {

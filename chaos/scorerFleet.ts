@@ -3,6 +3,7 @@
 // folder so the suite can read every line any of them wrote.
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { ScorerChild, scorerEnvironment } from "../src/demo/scorerChild.js";
 import type { RunTopics } from "./runTopics.js";
 
@@ -25,6 +26,7 @@ export class ScorerFleet {
   readonly #options: FleetOptions;
   readonly #running = new Map<string, ScorerChild>();
   #starts = 0;
+  #unplannedRestarts = 0;
 
   constructor(options: FleetOptions) {
     this.#options = options;
@@ -56,6 +58,39 @@ export class ScorerFleet {
     });
     this.#running.set(name, child);
     return child;
+  }
+
+  /**
+   * Restarts an instance whose health endpoint stops answering, as an orchestrator would (a
+   * scorer exits on purpose when Kafka stays unreachable). Returns the function that ends it.
+   */
+  supervise(intervalMs = 1_000): () => Promise<void> {
+    let stopped = false;
+    const loop = (async () => {
+      const failures = new Map<string, number>();
+      while (!stopped) {
+        await sleep(intervalMs);
+        for (const name of await this.dead()) {
+          if (stopped || !this.#running.has(name)) continue;
+          const count = (failures.get(name) ?? 0) + 1;
+          failures.set(name, count);
+          if (count < 2) continue;
+          failures.delete(name);
+          await this.stop(name, "SIGKILL");
+          this.#unplannedRestarts++;
+          await this.start(name).catch(() => undefined);
+        }
+      }
+    })();
+    return async () => {
+      stopped = true;
+      await loop;
+    };
+  }
+
+  /** Restarts the supervisor made because an instance had died or hung. */
+  get unplannedRestarts(): number {
+    return this.#unplannedRestarts;
   }
 
   instance(name: string): ScorerChild | undefined {
