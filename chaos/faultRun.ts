@@ -69,6 +69,7 @@ export async function faultRun(
     modelDir: ctx.modelDir,
     ...(o.scorerEnv !== undefined ? { overrides: o.scorerEnv } : {}),
   });
+  let endSupervision = async () => {};
   try {
     for (let i = 1; i <= (o.instances ?? 1); i++) await fleet.start(`i${i}`);
     ctx.log(
@@ -87,6 +88,7 @@ export async function faultRun(
       const wait = ms - elapsedMs();
       if (wait > 0) await sleep(wait);
     };
+    endSupervision = fleet.supervise();
     await fault({ fleet, topics, brokers, elapsedMs, at });
     const loadFailure = await load.done;
     if (loadFailure !== undefined) ctx.log(`${o.label}: ${loadFailure}`);
@@ -96,6 +98,7 @@ export async function faultRun(
       topics.transactions,
       o.drainTimeoutS ?? 180,
     );
+    await endSupervision();
     ctx.log(`${o.label}: load done, ${drained ? "group caught up" : "group did NOT catch up"}; auditing`);
     await fleet.stopAll();
 
@@ -129,6 +132,7 @@ export async function faultRun(
       ...(loadFailure !== undefined ? { loadFailure } : {}),
     };
   } finally {
+    await endSupervision();
     await fleet.stopAll();
     await deleteRunTopics(brokers, topics);
   }

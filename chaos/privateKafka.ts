@@ -19,6 +19,8 @@ export interface PrivateKafka {
   readonly brokers: string;
   /** The port each node listens on for clients (what a proxy forwards to). */
   readonly listenPorts: readonly number[];
+  /** host:port list of the plaintext inter-broker listeners (the suite's own clients may use them). */
+  readonly internalBrokers: string;
   kill(node: number): Promise<void>;
   restart(node: number): Promise<void>;
   stop(): Promise<void>;
@@ -30,6 +32,11 @@ export interface PrivateKafkaOptions {
   /** Per node, a port clients are told to use instead of the listening one (a proxy's). */
   readonly advertisedPorts?: readonly number[];
   readonly dir: string;
+  /**
+   * The client-facing listener as SASL_SSL (SCRAM-SHA-512) with this certificate and user; the
+   * internal listener stays plaintext on loopback, for the suite's own admin and readers.
+   */
+  readonly secure?: { readonly keystoreFile: string; readonly user: string; readonly password: string };
 }
 
 /** The jars `stack/stack.sh up` resolved (the same pom hash it uses). */
@@ -91,7 +98,16 @@ export async function startPrivateKafka(o: PrivateKafkaOptions): Promise<Private
         `advertised.listeners=EXTERNAL://127.0.0.1:${advertised[i]},INTERNAL://127.0.0.1:${internal[i]}`,
         "controller.listener.names=CONTROLLER",
         "inter.broker.listener.name=INTERNAL",
-        "listener.security.protocol.map=EXTERNAL:PLAINTEXT,INTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        `listener.security.protocol.map=EXTERNAL:${o.secure ? "SASL_SSL" : "PLAINTEXT"},INTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT`,
+        ...(o.secure
+          ? [
+              "sasl.enabled.mechanisms=SCRAM-SHA-512",
+              "listener.name.external.sasl.enabled.mechanisms=SCRAM-SHA-512",
+              "listener.name.external.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;",
+              "listener.name.external.ssl.keystore.type=PEM",
+              `listener.name.external.ssl.keystore.location=${o.secure.keystoreFile}`,
+            ]
+          : []),
         `log.dirs=${join(nodeDir, "data")}`,
         `default.replication.factor=${replicas}`,
         `min.insync.replicas=${minIsr}`,
@@ -135,6 +151,10 @@ export async function startPrivateKafka(o: PrivateKafkaOptions): Promise<Private
         clusterId,
         "--config",
         configOf(i),
+        // SCRAM credentials are written into the metadata log at format time (KRaft).
+        ...(o.secure
+          ? ["--add-scram", `SCRAM-SHA-512=[name=${o.secure.user},password=${o.secure.password}]`]
+          : []),
       ],
       { stdio: "ignore" },
     );
@@ -191,6 +211,7 @@ export async function startPrivateKafka(o: PrivateKafkaOptions): Promise<Private
   return {
     brokers: advertised.map((port) => `127.0.0.1:${port}`).join(","),
     listenPorts: external,
+    internalBrokers: internal.map((port) => `127.0.0.1:${port}`).join(","),
     kill,
     restart: async (i) => {
       start(i);

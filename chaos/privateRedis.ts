@@ -2,7 +2,7 @@
 // or needs a Cluster, never touches the shared server on 6379.
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -59,18 +59,55 @@ async function kill(child: ChildProcess | undefined): Promise<void> {
   await once(child, "exit");
 }
 
-export async function startPrivateRedis(): Promise<PrivateRedis> {
+export interface PrivateRedisOptions {
+  /** TLS only (no plaintext port), clients not asked for certificates. */
+  readonly tls?: { readonly certFile: string; readonly keyFile: string; readonly caFile: string };
+  /** An ACL user with every right; the default user is switched off. */
+  readonly user?: { readonly name: string; readonly password: string };
+}
+
+export async function startPrivateRedis(o: PrivateRedisOptions = {}): Promise<PrivateRedis> {
   const dir = await mkdtemp(join(tmpdir(), "chaos-redis-"));
   const port = await freePort();
+  const extra = [
+    ...(o.tls
+      ? [
+          "--port",
+          "0",
+          "--tls-port",
+          String(port),
+          "--tls-cert-file",
+          o.tls.certFile,
+          "--tls-key-file",
+          o.tls.keyFile,
+        ]
+      : []),
+    ...(o.tls ? ["--tls-ca-cert-file", o.tls.caFile, "--tls-auth-clients", "no"] : []),
+  ];
+  if (o.user) {
+    // ACL rules go in a file: a password on the command line would be visible in ps.
+    await writeFile(
+      join(dir, "users.acl"),
+      `user default off\nuser ${o.user.name} on >${o.user.password} ~* &* +@all\n`,
+    );
+    extra.push("--aclfile", join(dir, "users.acl"));
+  }
+  const cliArgs = [
+    ...(o.tls ? ["--tls", "--cacert", o.tls.caFile] : []),
+    ...(o.user ? ["--user", o.user.name, "--pass", o.user.password, "--no-auth-warning"] : []),
+  ];
   let child: ChildProcess | undefined;
   const start = async () => {
-    child = spawnServer(port, dir);
-    await until(`redis-server on ${port}`, async () => (await redisCli(port, "ping")).trim() === "PONG");
+    child = spawnServer(port, dir, extra);
+    await until(
+      `redis-server on ${port}`,
+      async () => (await redisCli(port, ...cliArgs, "ping")).trim() === "PONG",
+    );
   };
   await start();
   return {
     port,
-    url: `redis://127.0.0.1:${port}`,
+    url: `${o.tls ? "rediss" : "redis"}://${o.user ? `${o.user.name}@` : ""}127.0.0.1:${port}`,
     kill: () => kill(child),
     restart: start,
     stop: async () => {
