@@ -26,7 +26,8 @@ export interface FaultRunOptions {
   readonly checkCardState?: boolean;
   /** Secrets handed to the scorers besides the fleet's HMAC key, for the log audit. */
   readonly secrets?: readonly string[];
-  readonly drainTimeoutS?: number;
+  /** Give up waiting for the group after this long without progress (default 90 s). */
+  readonly drainStuckS?: number;
 }
 
 export interface FaultRunContext {
@@ -96,7 +97,7 @@ export async function faultRun(
       brokers,
       fleet.env.KAFKA_GROUP_ID!,
       topics.transactions,
-      o.drainTimeoutS ?? 180,
+      o.drainStuckS === undefined ? {} : { stuckS: o.drainStuckS },
     );
     await endSupervision();
     ctx.log(`${o.label}: load done, ${drained ? "group caught up" : "group did NOT catch up"}; auditing`);
@@ -138,23 +139,34 @@ export async function faultRun(
   }
 }
 
-/** Until the group's committed offsets reach every partition's end (offsets follow decisions). */
+/**
+ * Until the group's committed offsets reach every partition's end (offsets follow decisions).
+ * A backlog is waited out as long as it shrinks: the wait ends after `stuckS` without progress,
+ * or at the hard cap, so "not caught up" means stuck, not merely slow.
+ */
 async function waitForDrain(
   brokers: string,
   groupId: string,
   topic: string,
-  timeoutS: number,
+  { stuckS = 90, capS = 900 } = {},
 ): Promise<boolean> {
   const admin = chaosKafka(brokers).admin();
   await admin.connect();
   try {
-    const deadline = Date.now() + timeoutS * 1000;
-    while (Date.now() < deadline) {
+    const cap = Date.now() + capS * 1000;
+    let lastCommitted = -1;
+    let lastProgress = Date.now();
+    while (Date.now() < cap && Date.now() - lastProgress < stuckS * 1000) {
       const ends = await admin.fetchTopicOffsets(topic);
       const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
       const byPartition = new Map(committed?.partitions.map((p) => [p.partition, Number(p.offset)]) ?? []);
       if (ends.every((e) => Number(e.high) === 0 || (byPartition.get(e.partition) ?? -1) >= Number(e.high)))
         return true;
+      const total = [...byPartition.values()].reduce((sum, offset) => sum + Math.max(0, offset), 0);
+      if (total > lastCommitted) {
+        lastCommitted = total;
+        lastProgress = Date.now();
+      }
       await sleep(1_000);
     }
     return false;

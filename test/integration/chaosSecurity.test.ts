@@ -4,7 +4,7 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -32,9 +32,10 @@ let certificates: LocalCertificates;
 let kafka: PrivateKafka;
 let redis: PrivateRedis;
 let topics: RunTopics;
+let dir: string;
 
 beforeAll(async () => {
-  const dir = mkdtempSync(join(tmpdir(), "chaos-security-"));
+  dir = mkdtempSync(join(tmpdir(), "chaos-security-"));
   certificates = makeLocalCertificates(join(dir, "tls"));
   [kafka, redis] = await Promise.all([
     startPrivateKafka({
@@ -53,6 +54,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await kafka?.stop();
   await redis?.stop();
+  rmSync(dir, { recursive: true, force: true });
 });
 
 /** The scorer's environment on the secured services; `overrides` break one thing at a time. */
