@@ -1,9 +1,10 @@
 // `npm run chaos [-- --only a,b] [-- --soak] [-- --scale 0.2]`: runs the fault scenarios on the
 // local stack and writes docs/RELIABILITY.md. Exit status 1 when any target was missed.
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Command } from "commander";
+import * as prettier from "prettier";
 import { chaosEndpoints } from "./chaosEndpoints.js";
 import { mergeRows, renderReliability } from "./reliabilityReport.js";
 import { allScenarios, runScenarios } from "./suite.js";
@@ -55,6 +56,17 @@ const all = mergeRows(
   rows,
   scenarios.map((s) => s.name),
 );
-writeFileSync(join(root, "docs/RELIABILITY.md"), renderReliability(all));
+// Formatted as `npm run lint` (prettier --check .) expects the committed files to be.
+const reportFile = join(root, "docs/RELIABILITY.md");
+const prettierOptions = (await prettier.resolveConfig(reportFile)) ?? {};
+writeFileSync(
+  reportFile,
+  await prettier.format(renderReliability(all), { ...prettierOptions, filepath: reportFile }),
+);
+const resultsFile = join(root, "docs/reliability-results.json");
+writeFileSync(
+  resultsFile,
+  await prettier.format(readFileSync(resultsFile, "utf8"), { ...prettierOptions, filepath: resultsFile }),
+);
 console.log(`chaos: docs/RELIABILITY.md written; scorer logs in ${logDir}`);
 process.exit(rows.every((r) => r.targets.every((t) => t.met)) ? 0 : 1);
