@@ -2,7 +2,8 @@
 // records with the broker's append time: a decision's latency is then measured from its
 // transaction's scheduled send time to the moment the broker had it, by the broker's clock.
 import { randomUUID } from "node:crypto";
-import { Kafka, logLevel } from "kafkajs";
+import { setTimeout as sleep } from "node:timers/promises";
+import { Kafka, logLevel, type Admin } from "kafkajs";
 
 export interface RunTopics {
   readonly transactions: string;
@@ -31,7 +32,7 @@ export async function createRunTopics(
   await admin.connect();
   try {
     await admin.createTopics({
-      waitForLeaders: true,
+      waitForLeaders: false,
       topics: [
         { topic: topics.transactions, numPartitions: partitions, replicationFactor },
         {
@@ -43,10 +44,32 @@ export async function createRunTopics(
         { topic: topics.dlq, numPartitions: 3, replicationFactor },
       ],
     });
+    await untilLed(admin, [topics.transactions, topics.decisions, topics.dlq]);
   } finally {
     await admin.disconnect();
   }
   return topics;
+}
+
+/**
+ * Until every partition of the new topics has a leader. kafkajs's own waitForLeaders gives up
+ * with "does not host this topic-partition" when the metadata lags on a loaded broker.
+ */
+async function untilLed(admin: Admin, names: readonly string[], timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const led = await admin
+      .fetchTopicMetadata({ topics: [...names] })
+      .then(
+        ({ topics }) =>
+          topics.length === names.length && topics.every((t) => t.partitions.every((p) => p.leader >= 0)),
+      )
+      .catch(() => false);
+    if (led) return;
+    if (Date.now() > deadline)
+      throw new Error(`topics ${names.join(", ")} have no leaders after ${timeoutMs / 1000} s`);
+    await sleep(250);
+  }
 }
 
 export async function deleteRunTopics(brokers: string, topics: RunTopics): Promise<void> {
