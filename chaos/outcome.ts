@@ -14,6 +14,11 @@ export function outcome(
   const d = result.decisions;
   const always: TargetCheck[] = [
     check(
+      "the load was sent",
+      d.sent > 0 && result.loadFailure === undefined,
+      result.loadFailure ?? `${d.sent} transactions on the topic`,
+    ),
+    check(
       "0 lost",
       d.lost === 0,
       `${d.lost} of ${d.sent} undecided${d.lost > 0 ? ` (e.g. ${d.lostExamples.join(", ")})` : ""}`,
