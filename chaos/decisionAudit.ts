@@ -1,0 +1,191 @@
+// The suite's independent check of a run, from the topics alone: what was sent (the
+// transactions topic, decoded with the product's codec), what was decided (the decisions
+// topic, read_committed), and what was dead-lettered. Pure over the records, so it is unit-tested.
+import { parseConfluentFrame } from "../src/codec/confluent.js";
+import { decodeDecisionPayload } from "../src/codec/messages.js";
+import { decodeTransactionRecord } from "../src/ingest/decodeTransactionRecord.js";
+import type { TopicRecord } from "./topicReader.js";
+
+/** The header the malformed corpus puts on each bad record (the scorer passes headers to the DLQ). */
+export const MALFORMED_HEADER = "chaos.malformed";
+const DLQ_REASON_HEADER = "dlq.reason";
+const DLQ_SOURCE_PARTITION = "dlq.source.partition";
+const DLQ_SOURCE_OFFSET = "dlq.source.offset";
+
+export interface SentTransaction {
+  readonly transactionId: string;
+  readonly cardId: string;
+  readonly partition: number;
+  readonly timestampMs: number;
+}
+
+export interface DecisionAudit {
+  readonly sent: number;
+  readonly decided: number;
+  readonly lost: number;
+  readonly lostExamples: readonly string[];
+  /** Decision records beyond the first for a transaction id. */
+  readonly duplicates: number;
+  /** Decisions for ids never sent: a decoding or keying bug. */
+  readonly unexpected: number;
+  /** First decision of each transaction: record timestamp (scheduled send) → broker append. */
+  readonly latenciesMs: readonly number[];
+  /** [scheduled send ms, latency ms] of each decided transaction, in send order. */
+  readonly timeline: readonly (readonly [number, number])[];
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly p100Ms: number;
+  /** Longest gap between consecutive first decisions of one input partition's transactions. */
+  readonly longestStallMs: number;
+  readonly fallbackShare: number;
+  readonly malformedSent: number;
+  readonly malformedInDlq: number;
+  readonly malformedWithoutReason: number;
+  /** Transactions per card, from what was sent: what each card's state must have counted. */
+  readonly perCard: ReadonlyMap<string, number>;
+}
+
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+export function sentTransactions(records: readonly TopicRecord[]): {
+  sent: SentTransaction[];
+  malformedOffsets: Set<string>;
+} {
+  const sent: SentTransaction[] = [];
+  const malformedOffsets = new Set<string>();
+  for (const r of records) {
+    if (r.headers[MALFORMED_HEADER] !== undefined) {
+      malformedOffsets.add(`${r.partition}:${r.offset}`);
+      continue;
+    }
+    const decoded = decodeTransactionRecord(r.value, { transactionSchemaIds: new Set() });
+    if (!decoded.ok)
+      throw new Error(
+        `good traffic failed to decode at ${r.partition}:${r.offset}: ${decoded.error.message}`,
+      );
+    for (const { tx } of decoded.value) {
+      sent.push({
+        transactionId: tx.transactionId,
+        cardId: tx.cardId,
+        partition: r.partition,
+        timestampMs: r.timestampMs,
+      });
+    }
+  }
+  return { sent, malformedOffsets };
+}
+
+export function auditDecisions(
+  transactionRecords: readonly TopicRecord[],
+  decisionRecords: readonly TopicRecord[],
+  dlqRecords: readonly TopicRecord[] = [],
+): DecisionAudit {
+  const { sent, malformedOffsets } = sentTransactions(transactionRecords);
+  const byId = new Map<string, SentTransaction>();
+  const perCard = new Map<string, number>();
+  for (const tx of sent) {
+    byId.set(tx.transactionId, tx);
+    perCard.set(tx.cardId, (perCard.get(tx.cardId) ?? 0) + 1);
+  }
+
+  const firstDecision = new Map<string, { appendedMs: number; fallback: boolean }>();
+  let duplicates = 0;
+  let unexpected = 0;
+  for (const r of decisionRecords) {
+    const frame = parseConfluentFrame(r.value);
+    if (!frame.ok) throw new Error(`decision at ${r.partition}:${r.offset} is not Confluent-framed`);
+    const decision = decodeDecisionPayload(frame.value.payload);
+    if (!decision.ok) throw new Error(`decision at ${r.partition}:${r.offset}: ${decision.error.message}`);
+    const id = decision.value.transactionId;
+    if (!byId.has(id)) unexpected++;
+    const seen = firstDecision.get(id);
+    if (seen !== undefined) {
+      duplicates++;
+      if (r.timestampMs < seen.appendedMs)
+        firstDecision.set(id, { appendedMs: r.timestampMs, fallback: decision.value.fallback });
+    } else {
+      firstDecision.set(id, { appendedMs: r.timestampMs, fallback: decision.value.fallback });
+    }
+  }
+
+  const latencies: number[] = [];
+  const timeline: [number, number][] = [];
+  const lostExamples: string[] = [];
+  let lost = 0;
+  let fallbacks = 0;
+  const appendsByPartition = new Map<number, number[]>();
+  for (const tx of sent) {
+    const d = firstDecision.get(tx.transactionId);
+    if (d === undefined) {
+      lost++;
+      if (lostExamples.length < 5) lostExamples.push(tx.transactionId);
+      continue;
+    }
+    const latency = Math.max(0, d.appendedMs - tx.timestampMs);
+    latencies.push(latency);
+    timeline.push([tx.timestampMs, latency]);
+    if (d.fallback) fallbacks++;
+    const appends = appendsByPartition.get(tx.partition) ?? [];
+    appends.push(d.appendedMs);
+    appendsByPartition.set(tx.partition, appends);
+  }
+  latencies.sort((a, b) => a - b);
+  timeline.sort((a, b) => a[0] - b[0]);
+
+  let longestStallMs = 0;
+  for (const appends of appendsByPartition.values()) {
+    appends.sort((a, b) => a - b);
+    for (let i = 1; i < appends.length; i++)
+      longestStallMs = Math.max(longestStallMs, appends[i]! - appends[i - 1]!);
+  }
+
+  let malformedInDlq = 0;
+  let malformedWithoutReason = 0;
+  for (const r of dlqRecords) {
+    const source = `${r.headers[DLQ_SOURCE_PARTITION]}:${r.headers[DLQ_SOURCE_OFFSET]}`;
+    if (!malformedOffsets.has(source)) continue;
+    malformedInDlq++;
+    if ((r.headers[DLQ_REASON_HEADER] ?? "") === "") malformedWithoutReason++;
+  }
+
+  const decided = sent.length - lost;
+  return {
+    sent: sent.length,
+    decided,
+    lost,
+    lostExamples,
+    duplicates,
+    unexpected,
+    latenciesMs: latencies,
+    timeline,
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    p100Ms: percentile(latencies, 100),
+    longestStallMs,
+    fallbackShare: decided === 0 ? 0 : fallbacks / decided,
+    malformedSent: malformedOffsets.size,
+    malformedInDlq,
+    malformedWithoutReason,
+    perCard,
+  };
+}
+
+/** p99 of each `windowMs` of send time, in order. */
+export function p99ByWindow(timeline: readonly (readonly [number, number])[], windowMs: number): number[] {
+  if (timeline.length === 0) return [];
+  const start = timeline[0]![0];
+  const windows: number[][] = [];
+  for (const [sentMs, latency] of timeline)
+    (windows[Math.floor((sentMs - start) / windowMs)] ??= []).push(latency);
+  return windows
+    .filter((w) => w !== undefined)
+    .map((w) =>
+      percentile(
+        w.sort((a, b) => a - b),
+        99,
+      ),
+    );
+}

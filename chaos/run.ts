@@ -1,0 +1,72 @@
+// `npm run chaos [-- --only a,b] [-- --soak] [-- --scale 0.2]`: runs the fault scenarios on the
+// local stack and writes docs/RELIABILITY.md. Exit status 1 when any target was missed.
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Command } from "commander";
+import * as prettier from "prettier";
+import { chaosEndpoints } from "./chaosEndpoints.js";
+import { mergeRows, renderReliability } from "./reliabilityReport.js";
+import { allScenarios, runScenarios } from "./suite.js";
+
+const root = fileURLToPath(new URL("../", import.meta.url));
+
+const options = new Command("chaos")
+  .description("fault scenarios on the local stack; writes docs/RELIABILITY.md")
+  .option("--only <names>", "comma-separated scenario names")
+  .option("--soak", "also run the 30-minute soak")
+  .option("--soak-rate <tx/s>", "soak load: half the highest sustainable rate", "500")
+  .option("--scale <factor>", "shrink durations and counts (1 = the full scenarios)", "1")
+  .option("--list", "list the scenarios and exit")
+  .parse()
+  .opts<{ only?: string; soak?: boolean; soakRate: string; scale: string; list?: boolean }>();
+
+const scenarios = allScenarios({ soakRate: Number(options.soakRate) });
+if (options.list) {
+  for (const s of scenarios) console.log(`${s.name.padEnd(28)} ${s.summary}${s.soakOnly ? " (--soak)" : ""}`);
+  process.exit(0);
+}
+const only = options.only?.split(",").map((n) => n.trim());
+const unknown = (only ?? []).filter((n) => !scenarios.some((s) => s.name === n));
+const scale = Number(options.scale);
+if (unknown.length > 0 || !(scale > 0 && scale <= 1)) {
+  console.error(
+    unknown.length > 0
+      ? `chaos: no scenario ${unknown.join(", ")}; --list shows them`
+      : `chaos: --scale must be in (0, 1], not ${options.scale}`,
+  );
+  process.exit(2);
+}
+const selected = scenarios.filter((s) =>
+  only ? only.includes(s.name) : !s.soakOnly || options.soak === true,
+);
+
+const logDir = join(root, "chaos/logs", new Date().toISOString().replaceAll(":", "-").slice(0, 19));
+mkdirSync(logDir, { recursive: true });
+const rows = await runScenarios({
+  root,
+  endpoints: chaosEndpoints(root, process.env),
+  scenarios: selected,
+  scale,
+  logDir,
+  log: (line) => console.log(line),
+});
+const all = mergeRows(
+  root,
+  rows,
+  scenarios.map((s) => s.name),
+);
+// Formatted as `npm run lint` (prettier --check .) expects the committed files to be.
+const reportFile = join(root, "docs/RELIABILITY.md");
+const prettierOptions = (await prettier.resolveConfig(reportFile)) ?? {};
+writeFileSync(
+  reportFile,
+  await prettier.format(renderReliability(all), { ...prettierOptions, filepath: reportFile }),
+);
+const resultsFile = join(root, "docs/reliability-results.json");
+writeFileSync(
+  resultsFile,
+  await prettier.format(readFileSync(resultsFile, "utf8"), { ...prettierOptions, filepath: resultsFile }),
+);
+console.log(`chaos: docs/RELIABILITY.md written; scorer logs in ${logDir}`);
+process.exit(rows.every((r) => r.targets.every((t) => t.met)) ? 0 : 1);

@@ -1,0 +1,118 @@
+// Scorer processes that die: a SIGKILL loop (at-least-once and exactly-once) and rebalances of a
+// three-instance group. Static membership (KAFKA_GROUP_INSTANCE_ID, set by the fleet) is what
+// lets a restarted instance take its partitions back before the session times out.
+import { setTimeout as sleep } from "node:timers/promises";
+import { faultRun } from "../faultRun.js";
+import { ms, outcome } from "../outcome.js";
+import { check, type Scenario, type ScenarioContext } from "../scenario.js";
+
+const STALL_TARGET_MS = 3_000;
+
+/** `count` moments in [from, to), sorted, each at least `gapMs` after the previous. */
+export function killMoments(
+  count: number,
+  fromMs: number,
+  toMs: number,
+  gapMs: number,
+  random = Math.random,
+): number[] {
+  const span = toMs - fromMs - gapMs * (count - 1);
+  if (span <= 0) throw new Error(`no room for ${count} kills ${gapMs} ms apart in ${toMs - fromMs} ms`);
+  const offsets = Array.from({ length: count }, () => random() * span).sort((a, b) => a - b);
+  return offsets.map((offset, i) => Math.round(fromMs + offset + i * gapMs));
+}
+
+function sigkillLoop(exactlyOnce: boolean): Scenario {
+  return {
+    name: exactlyOnce ? "sigkill-loop-exactly-once" : "sigkill-loop",
+    summary: exactlyOnce
+      ? "the SIGKILL loop with --exactly-once (KAFKA_EXACTLY_ONCE), decisions read with read_committed"
+      : "10 SIGKILLs at random moments over 5 minutes at 2,000 tx/s, restarted each time",
+    async run(ctx: ScenarioContext) {
+      const rate = 2_000;
+      const durationS = Math.max(20, Math.round(300 * ctx.scale));
+      const kills = Math.max(1, Math.round(10 * ctx.scale));
+      // A restart takes a few seconds; kills closer than that would hit a starting process.
+      const moments = killMoments(kills, 5_000, (durationS - 5) * 1000, 8_000);
+      let restarts = 0;
+      const result = await faultRun(
+        ctx,
+        {
+          label: exactlyOnce ? "killeos" : "kill",
+          ratePerSecond: rate,
+          durationS,
+          ...(exactlyOnce ? { scorerEnv: { KAFKA_EXACTLY_ONCE: "true" } } : {}),
+        },
+        async ({ fleet, at, elapsedMs }) => {
+          for (const moment of moments) {
+            await at(moment);
+            await fleet.stop("i1", "SIGKILL");
+            ctx.log(`  SIGKILL at ${(elapsedMs() / 1000).toFixed(1)} s`);
+            await fleet.start("i1");
+            restarts++;
+          }
+        },
+      );
+      const d = result.decisions;
+      return outcome(
+        `${rate} tx/s × ${durationS} s, ${kills} SIGKILLs`,
+        result,
+        [
+          exactlyOnce
+            ? check("0 duplicates (read_committed)", d.duplicates === 0, String(d.duplicates))
+            : check("duplicates counted (at-least-once)", true, String(d.duplicates)),
+          check(
+            `longest partition stall ≤ ${STALL_TARGET_MS / 1000} s`,
+            d.longestStallMs <= STALL_TARGET_MS,
+            ms(d.longestStallMs),
+          ),
+        ],
+        [`${restarts} restarts, each waited until /readyz`],
+      );
+    },
+  };
+}
+
+export const sigkillLoopScenario = sigkillLoop(false);
+export const sigkillLoopExactlyOnceScenario = sigkillLoop(true);
+
+export const rebalanceScenario: Scenario = {
+  name: "rebalances",
+  summary: "3 instances in one group; a 4th added, one stopped (SIGTERM), one SIGKILLed",
+  async run(ctx) {
+    const rate = 1_000;
+    const durationS = Math.max(30, Math.round(120 * ctx.scale));
+    const step = (durationS * 1000) / 4;
+    const events: string[] = [];
+    const result = await faultRun(
+      ctx,
+      { label: "rebal", ratePerSecond: rate, durationS, instances: 3 },
+      async ({ fleet, at }) => {
+        await at(step);
+        await fleet.start("i4");
+        events.push("i4 added");
+        await at(2 * step);
+        await fleet.stop("i2", "SIGTERM");
+        events.push("i2 stopped");
+        await at(3 * step);
+        await fleet.stop("i3", "SIGKILL");
+        events.push("i3 SIGKILLed");
+        await sleep(0);
+      },
+    );
+    const d = result.decisions;
+    return outcome(
+      `${rate} tx/s × ${durationS} s, 3 → 4 → 3 → 2 instances`,
+      result,
+      [
+        check(
+          `longest partition stall ≤ ${STALL_TARGET_MS / 1000} s`,
+          d.longestStallMs <= STALL_TARGET_MS,
+          ms(d.longestStallMs),
+        ),
+        check("duplicates counted (at-least-once)", true, String(d.duplicates)),
+      ],
+      [events.join(", ")],
+    );
+  },
+};

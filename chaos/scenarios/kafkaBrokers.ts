@@ -1,0 +1,126 @@
+// Kafka failing, on brokers of the suite's own: a single broker SIGKILLed and restarted, one of
+// three brokers (replication 3, min.insync.replicas 2) SIGKILLed, and a broker behind a
+// delaying proxy. The shared broker on 9092 is never touched.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { startDelayProxy } from "../delayProxy.js";
+import { faultRun } from "../faultRun.js";
+import { ms, outcome } from "../outcome.js";
+import { startPrivateKafka } from "../privateKafka.js";
+import { check, type Scenario } from "../scenario.js";
+
+const STALL_TARGET_MS = 5_000;
+const kafkaDir = () => mkdtempSync(join(tmpdir(), "chaos-kafka-"));
+
+export const brokerRestartScenario: Scenario = {
+  name: "broker-restart",
+  summary: "a single-node Kafka SIGKILLed under load and started again 5 s later",
+  async run(ctx) {
+    const rate = 1_000;
+    const durationS = Math.max(30, Math.round(60 * ctx.scale));
+    const kafka = await startPrivateKafka({ root: ctx.root, dir: kafkaDir() });
+    try {
+      const result = await faultRun(
+        ctx,
+        { label: "brokerkill", ratePerSecond: rate, durationS, kafkaBrokers: kafka.brokers },
+        async ({ at }) => {
+          await at(durationS * 300);
+          await kafka.kill(0);
+          ctx.log("  broker SIGKILLed");
+          await sleep(5_000);
+          await kafka.restart(0);
+          ctx.log("  broker listening again");
+        },
+      );
+      const d = result.decisions;
+      return outcome(`${rate} tx/s × ${durationS} s, broker down ~5 s + restart`, result, [
+        check("duplicates counted (at-least-once)", true, String(d.duplicates)),
+        check("longest partition stall reported", true, ms(d.longestStallMs)),
+      ]);
+    } finally {
+      await kafka.stop();
+    }
+  },
+};
+
+export const threeBrokersScenario: Scenario = {
+  name: "three-brokers",
+  summary: "3-broker KRaft (replication 3, min.insync.replicas 2); one broker SIGKILLed, restarted later",
+  async run(ctx) {
+    const rate = 1_000;
+    const durationS = Math.max(30, Math.round(90 * ctx.scale));
+    const kafka = await startPrivateKafka({ root: ctx.root, dir: kafkaDir(), nodes: 3 });
+    try {
+      const result = await faultRun(
+        ctx,
+        {
+          label: "3brokers",
+          ratePerSecond: rate,
+          durationS,
+          kafkaBrokers: kafka.brokers,
+          replicationFactor: 3,
+        },
+        async ({ at }) => {
+          await at(durationS * 350);
+          await kafka.kill(1);
+          ctx.log("  broker 2 SIGKILLed");
+          await at(durationS * 700);
+          await kafka.restart(1);
+          ctx.log("  broker 2 back");
+        },
+      );
+      const d = result.decisions;
+      return outcome(`${rate} tx/s × ${durationS} s, 3 brokers, 1 killed`, result, [
+        check(
+          `no partition stall > ${STALL_TARGET_MS / 1000} s`,
+          d.longestStallMs <= STALL_TARGET_MS,
+          ms(d.longestStallMs),
+        ),
+        check("duplicates counted (at-least-once)", true, String(d.duplicates)),
+      ]);
+    } finally {
+      await kafka.stop();
+    }
+  },
+};
+
+function slowKafka(delayMs: number): Scenario {
+  return {
+    name: `slow-kafka-${delayMs}ms`,
+    summary: `every Kafka round trip +${delayMs} ms each way, through a delaying TCP proxy`,
+    async run(ctx) {
+      const rate = 1_000;
+      const durationS = Math.max(20, Math.round(60 * ctx.scale));
+      let listenPort = 0;
+      const proxy = await startDelayProxy({ targetPort: () => listenPort, delayMs });
+      const kafka = await startPrivateKafka({
+        root: ctx.root,
+        dir: kafkaDir(),
+        advertisedPorts: [proxy.port],
+      }).catch(async (e: unknown) => {
+        await proxy.close();
+        throw e;
+      });
+      listenPort = kafka.listenPorts[0]!;
+      try {
+        const result = await faultRun(
+          ctx,
+          { label: `slowkafka${delayMs}`, ratePerSecond: rate, durationS, kafkaBrokers: kafka.brokers },
+          async () => {},
+        );
+        const d = result.decisions;
+        return outcome(`${rate} tx/s × ${durationS} s, Kafka +${delayMs} ms`, result, [
+          check("p99 inside the 200 ms budget", d.p99Ms <= 200, ms(d.p99Ms)),
+        ]);
+      } finally {
+        await kafka.stop();
+        await proxy.close();
+      }
+    },
+  };
+}
+
+export const slowKafka50Scenario = slowKafka(50);
+export const slowKafka500Scenario = slowKafka(500);

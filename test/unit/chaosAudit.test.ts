@@ -1,0 +1,158 @@
+// The fault suite's own arithmetic: what counts as lost, duplicated, stalled and dead-lettered,
+// and a malformed corpus that really is malformed.
+import { describe, expect, it } from "vitest";
+import { encodeConfluentFrame } from "../../src/codec/confluent.js";
+import { joinDelimitedFrames } from "../../src/codec/delimited.js";
+import { encodeDecisionPayload, encodeTransactionPayload } from "../../src/codec/messages.js";
+import { decodeTransactionRecord } from "../../src/ingest/decodeTransactionRecord.js";
+import { auditDecisions, MALFORMED_HEADER, p99ByWindow } from "../../chaos/decisionAudit.js";
+import { MALFORMED_KINDS, malformedCorpus } from "../../chaos/malformedCorpus.js";
+import { killMoments } from "../../chaos/scenarios/crashes.js";
+import type { TopicRecord } from "../../chaos/topicReader.js";
+import { sampleTransaction } from "../support/transactions.js";
+
+const txRecord = (
+  id: string,
+  card: string,
+  partition: number,
+  timestampMs: number,
+  offset = 0,
+): TopicRecord => ({
+  partition,
+  offset,
+  timestampMs,
+  key: card,
+  value: joinDelimitedFrames([
+    encodeTransactionPayload(sampleTransaction({ transactionId: id, cardId: card })),
+  ]),
+  headers: {},
+});
+
+const decisionRecord = (id: string, appendedMs: number, fallback = false): TopicRecord => ({
+  partition: 0,
+  offset: 0,
+  timestampMs: appendedMs,
+  key: id,
+  value: encodeConfluentFrame({
+    schemaId: 1,
+    messageIndexes: [0],
+    payload: encodeDecisionPayload({ transactionId: id, fallback }),
+  }),
+  headers: {},
+});
+
+describe("auditDecisions", () => {
+  it("counts a transaction without a decision as lost and a second decision as a duplicate", () => {
+    const sent = [
+      txRecord("a", "card-1", 0, 1_000),
+      txRecord("b", "card-1", 0, 1_010),
+      txRecord("c", "card-2", 1, 1_020),
+    ];
+    const decided = [
+      decisionRecord("a", 1_050),
+      decisionRecord("a", 1_900),
+      decisionRecord("c", 1_100, true),
+    ];
+
+    const audit = auditDecisions(sent, decided);
+
+    expect(audit).toMatchObject({
+      sent: 3,
+      decided: 2,
+      lost: 1,
+      lostExamples: ["b"],
+      duplicates: 1,
+      unexpected: 0,
+    });
+    expect(audit.p100Ms).toBe(80);
+    expect(audit.fallbackShare).toBe(0.5);
+    expect(audit.perCard).toEqual(
+      new Map([
+        ["card-1", 2],
+        ["card-2", 1],
+      ]),
+    );
+  });
+
+  it("measures latency to the first decision and the longest gap within one input partition", () => {
+    const sent = [
+      txRecord("a", "card-1", 0, 0),
+      txRecord("b", "card-1", 0, 10),
+      txRecord("c", "card-2", 1, 20),
+    ];
+    const decided = [
+      decisionRecord("a", 5),
+      decisionRecord("b", 4_005),
+      decisionRecord("b", 30),
+      decisionRecord("c", 40),
+    ];
+
+    const audit = auditDecisions(sent, decided);
+
+    expect(audit.longestStallMs).toBe(25);
+    expect(audit.p100Ms).toBe(20);
+  });
+
+  it("matches dead letters to the malformed records they came from, and notices one without a reason", () => {
+    const bad: TopicRecord = {
+      ...txRecord("x", "k", 2, 0, 7),
+      value: Buffer.from([0xff]),
+      headers: { [MALFORMED_HEADER]: "random_bytes" },
+    };
+    const bad2: TopicRecord = { ...bad, offset: 8 };
+    const dlq = (offset: number, reason?: string): TopicRecord => ({
+      ...bad,
+      headers: {
+        "dlq.source.partition": "2",
+        "dlq.source.offset": String(offset),
+        ...(reason ? { "dlq.reason": reason } : {}),
+      },
+    });
+
+    const audit = auditDecisions([bad, bad2], [], [dlq(7, "truncated_frame"), dlq(8)]);
+
+    expect(audit).toMatchObject({ sent: 0, malformedSent: 2, malformedInDlq: 2, malformedWithoutReason: 1 });
+  });
+});
+
+describe("p99ByWindow", () => {
+  it("gives one p99 per window of send time", () => {
+    const timeline = [
+      [0, 5],
+      [10, 7],
+      [1_000, 50],
+      [1_500, 60],
+    ] as const;
+
+    expect(p99ByWindow(timeline, 1_000)).toEqual([7, 60]);
+  });
+});
+
+describe("malformedCorpus", () => {
+  it("yields only records the product's decoder rejects, of every kind, the same for a seed", () => {
+    const corpus = [...malformedCorpus(700, { nearLimit: 2 })];
+
+    expect(new Set(corpus.map((r) => r.kind))).toEqual(new Set(MALFORMED_KINDS));
+    for (const r of corpus)
+      expect(decodeTransactionRecord(r.value, { transactionSchemaIds: new Set() }).ok).toBe(false);
+    expect(corpus.filter((r) => r.kind === "near_size_limit").every((r) => r.value.length > 1_000_000)).toBe(
+      true,
+    );
+    const hex = (seed: number) =>
+      [...malformedCorpus(50, { seed, nearLimit: 0 })].map((r) => r.value.toString("hex"));
+    expect(hex(3)).toEqual(hex(3));
+    expect(hex(3)).not.toEqual(hex(4));
+  });
+});
+
+describe("killMoments", () => {
+  it("spreads kills over the window, each at least the gap after the previous", () => {
+    const moments = killMoments(10, 5_000, 295_000, 8_000);
+
+    expect(moments).toHaveLength(10);
+    expect(moments[0]).toBeGreaterThanOrEqual(5_000);
+    expect(moments.at(-1)).toBeLessThan(295_000);
+    for (let i = 1; i < moments.length; i++)
+      expect(moments[i]! - moments[i - 1]!).toBeGreaterThanOrEqual(8_000);
+  });
+});
