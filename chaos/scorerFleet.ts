@@ -4,7 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { ScorerChild, scorerEnvironment } from "../src/demo/scorerChild.js";
+import { ScorerChild, scorerEnvironment } from "../src/tools/scorerChild.js";
 import type { RunTopics } from "./runTopics.js";
 
 export interface FleetOptions {

@@ -17,7 +17,7 @@ import { startPrivateKafka, type PrivateKafka } from "../../chaos/privateKafka.j
 import { startPrivateRedis, type PrivateRedis } from "../../chaos/privateRedis.js";
 import { chaosKafka, createRunTopics, type RunTopics } from "../../chaos/runTopics.js";
 import { readWholeTopic } from "../../chaos/topicReader.js";
-import { ScorerChild, scorerEnvironment } from "../../src/demo/scorerChild.js";
+import { ScorerChild, scorerEnvironment } from "../../src/tools/scorerChild.js";
 import { committedModelDir } from "../support/committedModel.js";
 import { testEndpoints } from "./endpoints.js";
 import { delimitedRecord, makeTransactions } from "./support/transactionTraffic.js";
