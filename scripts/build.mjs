@@ -28,7 +28,8 @@ await build({
   platform: "node",
   target: "node20",
   sourcemap: true,
-  external: ["onnxruntime-node", "@node-rs/xxhash", "pino", "thread-stream"],
+  // @platformatic/wasm-utils (under @platformatic/kafka) reads its .wasm by its own module URL.
+  external: ["onnxruntime-node", "@node-rs/xxhash", "pino", "thread-stream", "@platformatic/wasm-utils"],
   // The bundled CommonJS packages call require(); an ES module has none of its own.
   banner: {
     js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);',
