@@ -75,6 +75,16 @@ export interface GroupSourceOptions {
   /** Records buffered by the client before it stops fetching. */
   readonly bufferedRecords?: number | undefined;
   readonly onEvent?: ((event: SourceEvent) => void) | undefined;
+  /**
+   * Called every `lagIntervalMs` with each owned partition's lag (high watermark − committed
+   * offset): one ListOffsets request per interval, nothing per record.
+   */
+  readonly onLag?: ((lags: readonly PartitionLag[]) => void) | undefined;
+  readonly lagIntervalMs?: number | undefined;
+}
+
+export interface PartitionLag extends TopicPartition {
+  readonly lag: number;
 }
 
 /** Reads partitions from given offsets without a group's committed position (tail, replay, tests). */

@@ -119,6 +119,9 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
     // Exactly-once: only what committed transactions wrote upstream counts as input.
     isolation: k.exactlyOnce ? "read_committed" : "read_uncommitted",
     onEvent: onSourceEvent,
+    onLag: (lags) => {
+      for (const { partition, lag } of lags) metrics.setConsumerLag(partition, lag);
+    },
   });
   // One producer for decisions and dead letters: idempotent with acks=all, or transactional.
   const transactions = k.exactlyOnce

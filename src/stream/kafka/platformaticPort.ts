@@ -23,6 +23,9 @@ const isolationLevel = (level: IsolationLevel | undefined) =>
   level === "read_committed" ? FetchIsolationLevels.READ_COMMITTED : FetchIsolationLevels.READ_UNCOMMITTED;
 
 // An idle fetch returns after this long; the broker answers at once when a byte is there.
+// Lag is for dashboards and alerts: a few seconds old is fresh enough, and each look costs a
+// ListOffsets round trip.
+const DEFAULT_LAG_INTERVAL_MS = 5_000;
 const DEFAULT_MAX_WAIT_MS = 250;
 
 export function createPlatformaticPort(settings: KafkaConnectionSettings): KafkaPort {
@@ -58,7 +61,16 @@ export function createPlatformaticPort(settings: KafkaConnectionSettings): Kafka
         maxWaitTime: options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS,
         highWaterMark: options.bufferedRecords ?? 2048,
       };
-      return new PlatformaticSource({ consumer, consume, commits: true, onEvent: options.onEvent });
+      return new PlatformaticSource({
+        consumer,
+        consume,
+        commits: true,
+        onEvent: options.onEvent,
+        lag:
+          options.onLag !== undefined
+            ? { onLag: options.onLag, intervalMs: options.lagIntervalMs ?? DEFAULT_LAG_INTERVAL_MS }
+            : undefined,
+      });
     },
 
     topicReader(options: TopicReadOptions): RecordSource {

@@ -6,6 +6,7 @@ import {
   KafkaPortError,
   type BatchHandler,
   type ConsumedRecord,
+  type PartitionLag,
   type PartitionOffset,
   type RecordBatch,
   type RecordSource,
@@ -28,6 +29,8 @@ export interface PlatformaticSourceOptions {
   /** Readers without a group of their own never commit. */
   readonly commits: boolean;
   readonly onEvent?: ((event: SourceEvent) => void) | undefined;
+  readonly lag?:
+    { readonly onLag: (lags: readonly PartitionLag[]) => void; readonly intervalMs: number } | undefined;
 }
 
 export class PlatformaticSource implements RecordSource {
@@ -63,6 +66,7 @@ export class PlatformaticSource implements RecordSource {
     this.#stream = stream;
     stream.on("error", (error: unknown) => this.#crash(error));
     stream.on("readable", () => this.#deliver());
+    this.#monitorLag();
   }
 
   pause(): void {
@@ -82,6 +86,7 @@ export class PlatformaticSource implements RecordSource {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#options.consumer.stopLagMonitoring();
     await this.#stream?.close().catch(() => undefined);
     await this.#options.consumer.close(true);
   }
@@ -146,6 +151,23 @@ export class PlatformaticSource implements RecordSource {
         },
         (error: unknown) => this.#crash(error),
       );
+  }
+
+  #monitorLag(): void {
+    const { consumer, consume, lag } = this.#options;
+    if (lag === undefined) return;
+    consumer.on("consumer:lag", (offsets) => {
+      const lags: PartitionLag[] = [];
+      for (const [topic, partitions] of offsets)
+        partitions.forEach((l, partition) => {
+          // Negative: a partition this member does not own (or has not committed yet).
+          if (l >= 0n) lags.push({ topic, partition, lag: Number(l) });
+        });
+      lag.onLag(lags);
+    });
+    // A failed look is only a missing sample; the next interval tries again.
+    consumer.on("consumer:lag:error", () => undefined);
+    consumer.startLagMonitoring({ topics: [...consume.topics] }, lag.intervalMs);
   }
 
   #crash(error: unknown): void {
