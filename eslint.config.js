@@ -154,8 +154,6 @@ const ALLOWED_TODAY = {
   "src/features/redisCardStateStore.ts": ["redis-client-in-adapter"],
   "src/features/redisRoundTrip.ts": ["redis-client-in-adapter"],
   "src/tools/demo/liveDemo.ts": ["redis-client-in-adapter"],
-  // The serve composition root builds the Redis client itself (moves to src/state/ with the store).
-  "src/cli/serveCommand.ts": ["redis-client-in-adapter"],
 };
 
 const globToRegExp = (glob) =>
