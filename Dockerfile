@@ -11,8 +11,6 @@ COPY proto ./proto
 RUN npm ci
 COPY tsconfig.json ./
 COPY src ./src
-# Bundled into the load generator's chunk while src/traffic imports the simulator from it.
-COPY pipelines ./pipelines
 RUN npm run build && npm prune --omit=dev
 
 # Runtime: bundled JavaScript and production dependencies only (no src/, no tsx). The file

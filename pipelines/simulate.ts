@@ -1,6 +1,6 @@
 // `npm run simulate`: writes a seeded synthetic payment history, split by time, for training.
 import { Command } from "commander";
-import { DEFAULT_SIMULATION } from "./simulate/defaults.js";
+import { DEFAULT_SIMULATION } from "../src/tools/simulate/defaults.js";
 import { writeSimulation } from "./simulate/writeSimulation.js";
 
 const program = new Command()

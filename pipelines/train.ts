@@ -4,7 +4,7 @@
 import { existsSync } from "node:fs";
 import cliProgress from "cli-progress";
 import { Command } from "commander";
-import { DEFAULT_SIMULATION } from "./simulate/defaults.js";
+import { DEFAULT_SIMULATION } from "../src/tools/simulate/defaults.js";
 import { writeSimulation } from "./simulate/writeSimulation.js";
 import { runTrainingPipeline, type PipelineProgress } from "./train/runTrainingPipeline.js";
 

@@ -1,7 +1,7 @@
 // 7. Cold start: `serve` from spawn to ready (model verified, warmed, schemas registered, group
 // joined: /readyz polled every 20 ms), then the latency of its first decisions, with the model
 // warm-up and without it (MODEL_WARM_UP=false). Runs alternate between the two.
-import { produceTraffic } from "../../src/traffic/produceTraffic.js";
+import { produceTraffic } from "../../src/tools/traffic/produceTraffic.js";
 import type { BenchContext } from "../support/benchContext.js";
 import { median, round1, round3 } from "../support/alternatingRounds.js";
 import { DecisionLatencyCollector, LatencySink, type Stage } from "../support/decisionLatencies.js";

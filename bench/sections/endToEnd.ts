@@ -1,8 +1,8 @@
 // 1. End to end through the real stack: `fraud-scorer serve` as a child process, the load
-// generator (src/traffic/produceTraffic.ts) sending open-loop at fixed rates, latency from each
+// generator (src/tools/traffic/produceTraffic.ts) sending open-loop at fixed rates, latency from each
 // transaction's scheduled send time to its decision's broker append time. Then a search for the
 // highest rate whose p99 stays inside the budget.
-import { produceTraffic } from "../../src/traffic/produceTraffic.js";
+import { produceTraffic } from "../../src/tools/traffic/produceTraffic.js";
 import type { BenchContext } from "../support/benchContext.js";
 import type { BenchTopics } from "../support/benchKafka.js";
 import { DecisionLatencyCollector, LatencySink, type LatencyReport } from "../support/decisionLatencies.js";

@@ -4,7 +4,7 @@
 // the fixed rates; CPU is that process's process.cpuUsage from first send to last ack.
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
-import type { ProduceSummary } from "../../src/traffic/produceTraffic.js";
+import type { ProduceSummary } from "../../src/tools/traffic/produceTraffic.js";
 import type { BenchContext } from "../support/benchContext.js";
 import type { LoadGeneratorChildPlan } from "./loadGeneratorChild.js";
 

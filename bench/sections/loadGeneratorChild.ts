@@ -2,10 +2,10 @@
 // one simulation, then each rate in turn through produceTraffic (the code `fraud-scorer produce`
 // runs), to a discarding sink or to Kafka, one JSON line per rate on stdout.
 //   node --import tsx bench/sections/loadGeneratorChild.ts '<json LoadGeneratorChildPlan>'
-import { openKafkaTrafficSink } from "../../src/traffic/kafkaTrafficSink.js";
-import { produceTraffic } from "../../src/traffic/produceTraffic.js";
-import { discardingTrafficSink, type TrafficSink } from "../../src/traffic/trafficSink.js";
-import { simulatedTraffic, sliceOf } from "../../src/traffic/trafficSource.js";
+import { openKafkaTrafficSink } from "../../src/tools/traffic/kafkaTrafficSink.js";
+import { produceTraffic } from "../../src/tools/traffic/produceTraffic.js";
+import { discardingTrafficSink, type TrafficSink } from "../../src/tools/traffic/trafficSink.js";
+import { simulatedTraffic, sliceOf } from "../../src/tools/traffic/trafficSource.js";
 import { benchPort } from "../support/benchKafka.js";
 
 export interface LoadGeneratorChildPlan {

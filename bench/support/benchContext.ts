@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import type { Kafka } from "kafkajs";
-import { simulatedTraffic, sliceOf, type TrafficSource } from "../../src/traffic/trafficSource.js";
+import { simulatedTraffic, sliceOf, type TrafficSource } from "../../src/tools/traffic/trafficSource.js";
 import type { KafkaPort } from "../../src/stream/kafkaPort.js";
 import type { BenchPlan } from "../benchPlan.js";
 import { benchKafka, benchPort, TopicRegistry } from "./benchKafka.js";
@@ -16,7 +16,7 @@ import type { StackEndpoints } from "./stackEndpoints.js";
 export class BenchContext {
   readonly runId = randomUUID().slice(0, 8);
   readonly topics: TopicRegistry;
-  /** kafkajs, for the load generator (src/traffic) until it publishes through the port. */
+  /** kafkajs, for the load generator (src/tools/traffic) until it publishes through the port. */
   readonly kafka: Kafka;
   readonly port: KafkaPort;
   readonly workDir = mkdtempSync(join(tmpdir(), "fraud-scorer-bench-"));

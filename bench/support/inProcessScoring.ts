@@ -17,7 +17,7 @@ import {
   type RuleEvaluator,
 } from "../../src/scoring/ports.js";
 import type { ScoringContext, ScoringItem } from "../../src/scoring/scoreBatch.js";
-import type { TrafficSource } from "../../src/traffic/trafficSource.js";
+import type { TrafficSource } from "../../src/tools/traffic/trafficSource.js";
 import { MODEL_DIR } from "./benchScorer.js";
 
 export interface ScoringParts {

@@ -3,7 +3,7 @@
 // is then split by event-time quantiles, so a payment company's own history goes the same way.
 import { join } from "node:path";
 import type { fraud } from "../../src/codec/generated/fraud.js";
-import { readLabelsFile, readTransactionsFile } from "./transactionFiles.js";
+import { readLabelsFile, readTransactionsFile } from "../../src/codec/transactionFiles.js";
 
 export const SPLITS = ["train", "validation", "test"] as const;
 export type SplitName = (typeof SPLITS)[number];

@@ -3,13 +3,13 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { SPLITS, splitFiles, type SplitName } from "../dataset/labelledDataset.js";
-import { writeLabelsFile, writeTransactionsFile } from "../dataset/transactionFiles.js";
+import { writeLabelsFile, writeTransactionsFile } from "../../src/codec/transactionFiles.js";
 import {
   DEFAULT_START_MS,
   simulatePayments,
   type SimulatedTransaction,
   type SimulationOptions,
-} from "./simulatePayments.js";
+} from "../../src/tools/simulate/simulatePayments.js";
 
 const DAY = 86_400_000;
 

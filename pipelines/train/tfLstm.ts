@@ -3,7 +3,7 @@
 // equivalence tests run this; export copies its variables into ONNX initializers.
 import * as tf from "@tensorflow/tfjs";
 import type { LstmWeights } from "../export/lstmWeights.js";
-import type { Random } from "../random.js";
+import type { Random } from "../../src/tools/simulate/random.js";
 
 export interface TfLstm {
   readonly featureCount: number;

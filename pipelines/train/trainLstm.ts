@@ -6,7 +6,7 @@
 import * as tf from "@tensorflow/tfjs";
 import type { LstmWeights } from "../export/lstmWeights.js";
 import { prAuc } from "../evaluate/metrics.js";
-import { Random } from "../random.js";
+import { Random } from "../../src/tools/simulate/random.js";
 import type { CardSequences } from "./cardSequences.js";
 import {
   assignLstmWeights,

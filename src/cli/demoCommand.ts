@@ -15,7 +15,7 @@ import {
   resolveDemoEnvironment,
 } from "../tools/demo/demoEnvironment.js";
 import { reportText, writeDemoReport, type DemoReport } from "../tools/demo/demoReport.js";
-import { runLiveDemo, type LiveProgress } from "../demo/liveDemo.js";
+import { runLiveDemo, type LiveProgress } from "../tools/demo/liveDemo.js";
 import { runOfflineDemo } from "../tools/demo/offlineDemo.js";
 import { parseDuration, parsePositiveInteger, parsePositiveNumber, refuseArguments } from "./cliArguments.js";
 import { progressWanted, startProgress } from "./progressBar.js";

@@ -3,11 +3,11 @@
 // per record; or, with --sink discard, the same work without sending (the generator's own cost).
 import type { Command } from "commander";
 import { SchemaRegistry } from "../codec/schemaRegistry.js";
-import { openKafkaTrafficSink } from "../traffic/kafkaTrafficSink.js";
+import { openKafkaTrafficSink } from "../tools/traffic/kafkaTrafficSink.js";
 import { createKafkaPort } from "../stream/kafka/index.js";
-import { produceTraffic, type ProduceSummary } from "../traffic/produceTraffic.js";
-import { discardingTrafficSink, TrafficSinkError, type TrafficSink } from "../traffic/trafficSink.js";
-import { fileTraffic, simulatedTraffic, type TrafficSource } from "../traffic/trafficSource.js";
+import { produceTraffic, type ProduceSummary } from "../tools/traffic/produceTraffic.js";
+import { discardingTrafficSink, TrafficSinkError, type TrafficSink } from "../tools/traffic/trafficSink.js";
+import { fileTraffic, simulatedTraffic, type TrafficSource } from "../tools/traffic/trafficSource.js";
 import { refuseArguments } from "./cliArguments.js";
 import { addProduceOptions, parseProduceOptions, type ProduceCommandOptions } from "./produceOptions.js";
 import { progressWanted, startProgress } from "./progressBar.js";

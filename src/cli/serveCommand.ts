@@ -2,10 +2,9 @@
 // Readiness turns true only after model verification, warm-up and the group join; SIGTERM
 // drains the batch in hand, commits and leaves the group before the process exits.
 import type { Command } from "commander";
-import { Redis } from "ioredis";
-import type { Logger } from "pino";
 import { FEATURE_SCHEMA_VERSION } from "../features/featureVector.js";
 import { RedisCardStateStore } from "../features/redisCardStateStore.js";
+import { connectRedis, redisReadyOrWarn } from "../state/redisClient.js";
 import { loadModelRunner } from "../model/loadModelRunner.js";
 import { addConfigOptions, ConfigError, loadConfig, redactConfig, type ScorerConfig } from "../ops/config.js";
 import { driftMonitorFor } from "../model/driftMonitor.js";
@@ -39,33 +38,6 @@ function loadConfigOrExit(flags: Record<string, unknown>): ScorerConfig {
     }
     throw err;
   }
-}
-
-/** Redis calls fail fast while disconnected: the breakers, not a queue, decide what waits. */
-function connectRedis(config: ScorerConfig["redis"]): Redis {
-  return new Redis(config.url, {
-    ...(config.password !== undefined ? { password: config.password } : {}),
-    ...(config.tls ? { tls: {} } : {}),
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    retryStrategy: (attempt) => Math.min(attempt * 50, 1_000),
-  });
-}
-
-/**
- * Give Redis a moment to connect so the first batches do not trip the breakers; but a scorer
- * must start when Redis is down too (the rules decide until it is back), so never wait long.
- */
-async function redisReadyOrWarn(redis: Redis, logger: Logger, waitMs = 5_000): Promise<void> {
-  if (redis.status === "ready") return;
-  const ready = new Promise<boolean>((resolve) => {
-    const timer = setTimeout(() => resolve(false), waitMs);
-    redis.once("ready", () => {
-      clearTimeout(timer);
-      resolve(true);
-    });
-  });
-  if (!(await ready)) logger.warn({ waitMs }, "Redis not reachable yet; the rules decide until it is");
 }
 
 async function runScorer(config: ScorerConfig): Promise<void> {

@@ -26,7 +26,7 @@ import {
   type ScoringItem,
 } from "../../src/scoring/scoreBatch.js";
 import { ScoringQueue } from "../../src/stream/scoringQueue.js";
-import { simulatedTraffic } from "../../src/traffic/trafficSource.js";
+import { simulatedTraffic } from "../../src/tools/traffic/trafficSource.js";
 import { committedModelDir } from "../support/committedModel.js";
 import { startThrowawayRedis, type ThrowawayRedis } from "./support/throwawayRedis.js";
 

@@ -15,7 +15,7 @@ import { startHealthServer, type HealthServer } from "../../src/ops/healthServer
 import { DEFAULT_RULES_PATH, loadRuleSet } from "../../src/rules/ruleSet.js";
 import type { LabelledDataset } from "../../pipelines/dataset/labelledDataset.js";
 import { scoreWithOnnx } from "../../pipelines/evaluate/scoreWithOnnx.js";
-import { simulatePayments } from "../../pipelines/simulate/simulatePayments.js";
+import { simulatePayments } from "../../src/tools/simulate/simulatePayments.js";
 import { buildCardSequences } from "../../pipelines/train/cardSequences.js";
 import { committedModelDir } from "../support/committedModel.js";
 

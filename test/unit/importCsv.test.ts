@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { Channel } from "../../src/codec/messages.js";
 import { CsvMappingError, loadCsvMapping, parseCsvMapping } from "../../src/tools/import/csvMapping.js";
 import { importCsv, type RejectedRow } from "../../src/tools/import/importCsv.js";
-import { readLabelsFile, readTransactionsFile } from "../../pipelines/dataset/transactionFiles.js";
+import { readLabelsFile, readTransactionsFile } from "../../src/codec/transactionFiles.js";
 
 const run = promisify(execFile);
 

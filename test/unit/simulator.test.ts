@@ -4,12 +4,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { fraud } from "../../src/codec/generated/fraud.js";
 import { loadLabelledDataset } from "../../pipelines/dataset/labelledDataset.js";
-import {
-  readLabelsFile,
-  writeLabelsFile,
-  writeTransactionsFile,
-} from "../../pipelines/dataset/transactionFiles.js";
-import { simulatePayments } from "../../pipelines/simulate/simulatePayments.js";
+import { readLabelsFile, writeLabelsFile, writeTransactionsFile } from "../../src/codec/transactionFiles.js";
+import { simulatePayments } from "../../src/tools/simulate/simulatePayments.js";
 import { writeSimulation } from "../../pipelines/simulate/writeSimulation.js";
 
 describe("payment simulator", () => {

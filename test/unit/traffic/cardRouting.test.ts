@@ -1,7 +1,7 @@
 // The generator picks each record's partition itself; it must be the partition Kafka's default
 // partitioner gives the card id, or a card's transactions would be scored by two owners.
 import { describe, expect, it } from "vitest";
-import { CardRouter, murmur2, partitionForKey } from "../../../src/traffic/cardRouting.js";
+import { CardRouter, murmur2, partitionForKey } from "../../../src/tools/traffic/cardRouting.js";
 
 describe("card routing", () => {
   it("hashes keys exactly as Kafka's murmur2 does (vectors from Kafka's own UtilsTest)", () => {

@@ -8,7 +8,7 @@ import {
   type DueRecord,
   type LoopClock,
   type RecordPlan,
-} from "../../../src/traffic/openLoopSchedule.js";
+} from "../../../src/tools/traffic/openLoopSchedule.js";
 
 /** Virtual time: sleep advances the clock; sends resolve when the test says so. */
 function virtualClock(startMs = 1_000_000): LoopClock & { advance(ms: number): void; now: number } {

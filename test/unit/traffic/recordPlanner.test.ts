@@ -9,10 +9,14 @@ import {
   type Transaction,
   type TransactionInit,
 } from "../../../src/codec/messages.js";
-import { CardRouter, partitionForKey } from "../../../src/traffic/cardRouting.js";
-import { OpenLoopSchedule } from "../../../src/traffic/openLoopSchedule.js";
-import { RecordPlanner, type PlannedRecord, type ScheduledSend } from "../../../src/traffic/recordPlanner.js";
-import { cyclingSource } from "../../../src/traffic/trafficSource.js";
+import { CardRouter, partitionForKey } from "../../../src/tools/traffic/cardRouting.js";
+import { OpenLoopSchedule } from "../../../src/tools/traffic/openLoopSchedule.js";
+import {
+  RecordPlanner,
+  type PlannedRecord,
+  type ScheduledSend,
+} from "../../../src/tools/traffic/recordPlanner.js";
+import { cyclingSource } from "../../../src/tools/traffic/trafficSource.js";
 
 const CARDS = 23;
 const PARTITIONS = 6;

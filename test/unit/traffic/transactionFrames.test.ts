@@ -3,8 +3,8 @@
 import { describe, expect, it } from "vitest";
 import { splitDelimitedFrames } from "../../../src/codec/delimited.js";
 import { decodeTransactionPayload, Transaction, type TransactionInit } from "../../../src/codec/messages.js";
-import { RecordBytes, TransactionFrameWriter } from "../../../src/traffic/transactionFrames.js";
-import { cyclingSource, type TrafficSource } from "../../../src/traffic/trafficSource.js";
+import { RecordBytes, TransactionFrameWriter } from "../../../src/tools/traffic/transactionFrames.js";
+import { cyclingSource, type TrafficSource } from "../../../src/tools/traffic/trafficSource.js";
 
 const items = Array.from({ length: 5 }, (_, i) => ({
   tx: {

@@ -1,6 +1,6 @@
 // The simulated world: countries, merchants and cardholders with habits. Everything is drawn
 // from one seeded Random, so a seed names a world.
-import { Random } from "../random.js";
+import { Random } from "./random.js";
 
 export interface Country {
   readonly code: string;

@@ -3,7 +3,7 @@
 // acks=all, several publishes in flight. A load generator would get by with less, but measuring
 // the scorer against the producer it really runs keeps the bench honest, and partitions are
 // still chosen by the generator (see cardRouting.ts).
-import type { KafkaPort, OutgoingRecord } from "../stream/kafkaPort.js";
+import type { KafkaPort, OutgoingRecord } from "../../stream/kafkaPort.js";
 import { TrafficSinkError, type TrafficRecord, type TrafficSink } from "./trafficSink.js";
 
 export interface KafkaTrafficSinkOptions {

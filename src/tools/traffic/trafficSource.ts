@@ -2,10 +2,9 @@
 // demo can count fraud caught and missed) or a delimited transaction file, optionally with a
 // labels CSV. A source that runs out starts over as a later copy of itself: ids get a "~k"
 // suffix and event times move past the original span, so every card's history still runs forward.
-import { readLabelsFile } from "../../pipelines/dataset/transactionFiles.js";
-import { simulatePayments } from "../../pipelines/simulate/simulatePayments.js";
-import type { TransactionInit } from "../codec/messages.js";
-import { readTransactionFile } from "../replay/transactionFile.js";
+import { readLabelsFile, readTransactionsFile } from "../../codec/transactionFiles.js";
+import { simulatePayments } from "../simulate/simulatePayments.js";
+import type { TransactionInit } from "../../codec/messages.js";
 
 export interface TrafficItem {
   readonly tx: TransactionInit;
@@ -109,9 +108,10 @@ export function simulatedTraffic({
 }
 
 export async function fileTraffic(path: string, labelsPath?: string): Promise<TrafficSource> {
-  const input = await readTransactionFile(path);
+  const txs = await readTransactionsFile(path);
+  if (txs.length === 0) throw new Error(`${path} is empty: no transactions to send`);
   const labels = labelsPath ? await readLabelsFile(labelsPath) : undefined;
-  const items = input.records.map(({ tx }) => {
+  const items = txs.map((tx) => {
     const isFraud = labels?.get(tx.transactionId);
     return isFraud === undefined ? { tx } : { tx, isFraud };
   });

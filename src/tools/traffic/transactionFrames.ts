@@ -4,7 +4,7 @@
 // by the body encoded without them: Protobuf parsers accept fields in any order (the spec
 // requires it), and the scorer decodes the same Transaction. This is what keeps the generator's
 // cost per transaction to a copy and two small writes instead of a full encode.
-import { Transaction, type TransactionInit } from "../codec/messages.js";
+import { Transaction, type TransactionInit } from "../../codec/messages.js";
 import type { TrafficSource } from "./trafficSource.js";
 
 /** field 1 (transaction_id), wire type 2; field 12 (event_time_ms), wire type 0. */

@@ -1,8 +1,8 @@
 // Seeded payment simulator: cardholders with habits, plus labelled fraud typologies laid over
 // their histories. The output is a time-ordered list of transactions with ground truth and
 // (noisy) labels; `writeSimulation` in ../dataset splits it by time into files.
-import { fraud } from "../../src/codec/generated/fraud.js";
-import { Random } from "../random.js";
+import { fraud } from "../../codec/generated/fraud.js";
+import { Random } from "./random.js";
 import {
   createWorld,
   FRAUD_COUNTRIES,

@@ -6,9 +6,9 @@ import { createReadStream } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { createInterface } from "node:readline";
-import { fraud } from "../../src/codec/generated/fraud.js";
-import { splitDelimitedFrames } from "../../src/codec/delimited.js";
-import { decodeTransactionPayload } from "../../src/codec/messages.js";
+import { fraud } from "./generated/fraud.js";
+import { splitDelimitedFrames } from "./delimited.js";
+import { decodeTransactionPayload } from "./messages.js";
 
 export async function writeTransactionsFile(
   path: string,

@@ -5,8 +5,8 @@
 // Records come out in the order they fall due; a card's transactions stay in schedule order in
 // its one partition. A record's Kafka timestamp is its first transaction's scheduled time, so
 // the wait in the gateway counts as latency downstream, as it would for a real payment.
-import { encodeConfluentFrame } from "../codec/confluent.js";
-import { Transaction, type TransactionInit } from "../codec/messages.js";
+import { encodeConfluentFrame } from "../../codec/confluent.js";
+import { Transaction, type TransactionInit } from "../../codec/messages.js";
 import type { CardRouter } from "./cardRouting.js";
 import type { OpenLoopSchedule } from "./openLoopSchedule.js";
 import type { TrafficSource } from "./trafficSource.js";

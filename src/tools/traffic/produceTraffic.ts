@@ -3,7 +3,7 @@
 // each record timestamped with its first transaction's scheduled time. `fraud-scorer produce`,
 // the demo and the benchmarks drive it. It knows no Kafka client: the sink does.
 import { CardRouter } from "./cardRouting.js";
-import type { KafkaPort } from "../stream/kafkaPort.js";
+import type { KafkaPort } from "../../stream/kafkaPort.js";
 import { openKafkaTrafficSink } from "./kafkaTrafficSink.js";
 import { OpenLoopSchedule, realLoopClock, runOpenLoop, type LoopClock } from "./openLoopSchedule.js";
 import {

@@ -9,17 +9,17 @@ import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import type { Logger } from "pino";
-import { followDecisions } from "../decisions/followDecisions.js";
-import { createKafkaPort } from "../stream/kafka/index.js";
-import type { KafkaPort } from "../stream/kafkaPort.js";
+import { followDecisions } from "../../decisions/followDecisions.js";
+import { createKafkaPort } from "../../stream/kafka/index.js";
+import type { KafkaPort } from "../../stream/kafkaPort.js";
 import { produceTraffic } from "../traffic/produceTraffic.js";
 import { simulatedTraffic } from "../traffic/trafficSource.js";
-import type { DemoEndpoints } from "../tools/demo/demoEnvironment.js";
-import type { DemoReport } from "../tools/demo/demoReport.js";
-import { DecisionTally } from "../tools/demo/decisionTally.js";
-import { LatencyRecorder } from "../tools/demo/latencyRecorder.js";
-import { ScorerChild, scorerEnvironment } from "../tools/scorerChild.js";
-import { StageBreakdown } from "../tools/demo/stageBreakdown.js";
+import type { DemoEndpoints } from "./demoEnvironment.js";
+import type { DemoReport } from "./demoReport.js";
+import { DecisionTally } from "./decisionTally.js";
+import { LatencyRecorder } from "./latencyRecorder.js";
+import { ScorerChild, scorerEnvironment } from "../scorerChild.js";
+import { StageBreakdown } from "./stageBreakdown.js";
 
 export interface LiveDemoOptions {
   readonly root: string;
