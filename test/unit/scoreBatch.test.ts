@@ -277,7 +277,9 @@ describe("scoreBatch", () => {
     expect(seen).toHaveLength(1);
     expect(seen[0]!.rows).toBe(2);
     expect(seen[0]!.features).toBe(FEATURE_NAMES.length);
-    expect(seen[0]!.scores.map((s) => Math.fround(s))).toEqual(decisions.map((d) => Math.fround(d.score)));
+    expect(seen[0]!.scores.map((s) => Math.fround(s))).toEqual(
+      decisions.map((d) => Math.fround(d.score ?? NaN)),
+    );
     await applyStateOnly(history("tap-state-only", 2), context({ events }));
     expect(seen).toHaveLength(1);
   });
