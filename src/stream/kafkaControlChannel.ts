@@ -27,6 +27,9 @@ export interface KafkaControlChannelOptions {
 export class KafkaControlChannel implements ControlChannel {
   readonly #port: KafkaPort;
   readonly #topic: string;
+  get topic(): string {
+    return this.#topic;
+  }
   readonly #onBadRecord: (error: unknown, offset: number) => void;
 
   constructor({ port, topic, onBadRecord = () => {} }: KafkaControlChannelOptions) {
