@@ -3,6 +3,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { createKafkaPort } from "../src/stream/kafka/index.js";
 import type { TopicSpec } from "../src/stream/kafkaPort.js";
+import { controlTopicSpec } from "../src/stream/kafkaControlChannel.js";
 
 const COORDINATOR_WAIT_MS = 60_000;
 
@@ -37,6 +38,7 @@ export const STACK_TOPICS: readonly TopicSpec[] = [
   { topic: "transactions", numPartitions: 12 },
   { topic: "decisions", numPartitions: 12 },
   { topic: "transactions.dlq", numPartitions: 3 },
+  controlTopicSpec("fraud-scorer.control"),
 ];
 
 export interface EnsureTopicsOptions {

@@ -3,6 +3,13 @@ import type { Command } from "commander";
 import { FEATURE_SCHEMA_VERSION } from "../features/featureVector.js";
 import { ModelArtifactError } from "../model/modelArtifactError.js";
 import { verifyModelArtifact } from "../model/verifyModelArtifact.js";
+import { promoteModel, PromotionError, rollbackModel } from "../control/promotionRecords.js";
+import {
+  addControlChannelOptions,
+  issuedBy,
+  openControlChannel,
+  type ControlChannelFlags,
+} from "./controlChannelOptions.js";
 
 const DEFAULT_TRUSTED_KEYS = "models/trusted-keys";
 
@@ -18,7 +25,7 @@ async function verifyOrExit(dir: string, trustedKeysDir: string) {
 }
 
 export function registerModelCommands(program: Command): void {
-  const model = program.command("model").description("model artifacts (verify, inspect)");
+  const model = program.command("model").description("model artifacts (verify, inspect, promote, roll back)");
 
   model
     .command("verify")
@@ -38,6 +45,25 @@ export function registerModelCommands(program: Command): void {
         );
       }
     });
+
+  addControlChannelOptions(
+    model
+      .command("promote")
+      .description("verify an artifact, then point every running scorer at it through the control topic")
+      .argument("<dir>", "artifact folder, e.g. models/fraud-lstm/1.1.0")
+      .option("--trusted-keys <dir>", "folder of trusted ed25519 public keys", DEFAULT_TRUSTED_KEYS),
+  ).action(async (dir: string, o: ControlChannelFlags & { trustedKeys: string }) => {
+    await publishModel("model promote", o, (options) => promoteModel(dir, options));
+  });
+
+  addControlChannelOptions(
+    model
+      .command("rollback")
+      .description("promote again the artifact the current promotion replaced (verified again)")
+      .option("--trusted-keys <dir>", "folder of trusted ed25519 public keys", DEFAULT_TRUSTED_KEYS),
+  ).action(async (o: ControlChannelFlags & { trustedKeys: string }) => {
+    await publishModel("model rollback", o, (options) => rollbackModel(options));
+  });
 
   model
     .command("info")
@@ -64,4 +90,28 @@ export function registerModelCommands(program: Command): void {
         ].join("\n"),
       );
     });
+}
+
+type PublishModelOptions = Parameters<typeof rollbackModel>[0];
+
+/** Verification and rollback failures are one line and exit 1; nothing is published then. */
+async function publishModel(
+  command: string,
+  o: ControlChannelFlags & { trustedKeys: string },
+  publish: (options: PublishModelOptions) => Promise<{ modelVersion: string; dir: string }>,
+): Promise<void> {
+  const channel = await openControlChannel(command, o);
+  try {
+    const record = await publish({
+      channel,
+      issuedBy: issuedBy(),
+      trustedKeysDir: o.trustedKeys,
+      expectedFeatureSchemaVersion: FEATURE_SCHEMA_VERSION,
+    });
+    console.log(`PUBLISHED model ${record.modelVersion} (${record.dir}) to ${channel.topic}`);
+  } catch (err) {
+    if (!(err instanceof ModelArtifactError) && !(err instanceof PromotionError)) throw err;
+    console.error(`REFUSED ${err.message}`);
+    process.exitCode = 1;
+  }
 }

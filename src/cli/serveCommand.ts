@@ -70,8 +70,6 @@ async function runScorer(config: ScorerConfig): Promise<void> {
   else await model.warmUp();
   readiness.set("modelWarm", true);
   metrics.setModelInfo(model.modelVersion, model.featureSchemaVersion, model.provider);
-  // TODO(lead, at merge): hand driftMonitor to scoreBatch, which calls
-  // driftMonitor.observe(x, score, B) after each successful model step (not the explanation step).
   const driftMonitor = driftMonitorFor(model.manifest);
   if (driftMonitor) drift = new DriftMetrics(metrics.registry, driftMonitor);
 
@@ -96,6 +94,7 @@ async function runScorer(config: ScorerConfig): Promise<void> {
     metrics,
     readiness,
     logger,
+    observeModelStep: driftMonitor && ((x, score, rows) => driftMonitor.observe(x, score, rows)),
     // The one fatal path. Exit without committing: a restart decides those transactions again.
     onFatal: (err, what) => {
       logger.fatal({ err }, `${what}; exiting so its transactions are decided again after a restart`);

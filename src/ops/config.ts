@@ -44,6 +44,8 @@ export interface KafkaConfig {
   readonly transactionsTopic: string;
   readonly decisionsTopic: string;
   readonly dlqTopic: string;
+  /** Compacted topic of model and rules promotions, read whole by every instance. */
+  readonly controlTopic: string;
   /** Static membership (KIP-345); also names the transactional id in exactly-once mode. */
   readonly groupInstanceId?: string;
   readonly groupProtocol: "classic" | "consumer";

@@ -127,6 +127,7 @@ export const configSchema = z
       transactionsTopic: text().default("transactions"),
       decisionsTopic: text().default("decisions"),
       dlqTopic: text().default("transactions.dlq"),
+      controlTopic: text().default("fraud-scorer.control"),
       groupInstanceId: z
         .preprocess(
           trimmed,

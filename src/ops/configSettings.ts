@@ -72,6 +72,11 @@ export const CONFIG_SETTINGS: readonly ConfigSetting[] = [
     flag: "dlq-topic",
     flagValue: "topic",
   }),
+  setting("kafka.controlTopic", "compacted topic of model and rules promotions (every instance reads it)", {
+    env: "KAFKA_CONTROL_TOPIC",
+    flag: "control-topic",
+    flagValue: "topic",
+  }),
   setting(
     "kafka.groupInstanceId",
     "static group membership id, stable per instance (e.g. the pod name): a restart resumes at once",

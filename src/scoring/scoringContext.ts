@@ -31,6 +31,11 @@ export interface ScoringEvents {
     failure: CallFailure,
     error?: Error,
   ): void;
+  /**
+   * A decision-making model step succeeded: features x[rows, F] and scores[rows]. The drift
+   * monitor's tap; rebuilds from history and explanation rows are not passed here.
+   */
+  modelStepped?(x: Float32Array, score: Float32Array, rows: number): void;
 }
 
 export interface ScoringContext {

@@ -123,6 +123,7 @@ export async function scoreInWaves(batch: ScoringBatch, indexes: readonly number
       decideByRules(batch, wave, modelDown);
       continue;
     }
+    if (batch.decide) ctx.events?.modelStepped?.(stepped.x, stepped.score, wave.length);
     const p0 = ctx.clock.monotonicUs();
     const explain: number[] = [];
     wave.forEach((i, k) => {

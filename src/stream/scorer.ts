@@ -67,6 +67,8 @@ export interface ScorerParts {
   readonly metrics: ScorerMetrics;
   readonly readiness: Readiness;
   readonly logger: Logger;
+  /** Sees each decision-making model step's features and scores (the drift monitor). */
+  readonly observeModelStep?: (x: Float32Array, score: Float32Array, rows: number) => void;
   /**
    * The one fatal path: decisions that could not be published, or a consumer that crashed.
    * Readiness has dropped when it is called; the caller stops the process uncommitted.
@@ -159,6 +161,7 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
   // an outage every batch fails, and a log line per batch would cost more than the batch.
   const lastWarned = new Map<string, { atMs: number; suppressed: number }>();
   const events: ScoringEvents = {
+    modelStepped: parts.observeModelStep,
     stateOutcome: (outcome, count) => metrics.countCardState(outcome, count),
     dependencyFailure: (dependency, failure, error) => {
       const key = `${dependency}:${failure}`;

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Channel, FallbackCause, Transaction, type TransactionInit } from "../../src/codec/messages.js";
 import { decodeCardState } from "../../src/features/cardStateCodec.js";
 import { MemoryCardStateStore } from "../../src/features/memoryCardStateStore.js";
-import { FEATURE_SCHEMA_VERSION } from "../../src/features/featureVector.js";
+import { FEATURE_NAMES, FEATURE_SCHEMA_VERSION } from "../../src/features/featureVector.js";
 import { computeFeatureHashes } from "../../src/ingest/featureHashes.js";
 import { loadModelRunner, type ModelRunner } from "../../src/model/loadModelRunner.js";
 import { ruleEvaluator } from "../../src/rules/ruleEvaluator.js";
@@ -263,6 +263,25 @@ describe("scoreBatch", () => {
     const { states } = await store.readBatch({ cardIds: ["held"], deviceTouches: [], nowMs: T0 });
     expect(decodeCardState(states[0]!.bytes).txCount).toBe(3);
     stateLane.shutdown();
+  });
+
+  it("shows the drift tap each decided row's features and score once, not explanation or state-only rows", async () => {
+    const seen: { rows: number; features: number; scores: number[] }[] = [];
+    const events = {
+      modelStepped: (x: Float32Array, score: Float32Array, rows: number) =>
+        seen.push({ rows, features: x.length / rows, scores: [...score.subarray(0, rows)] }),
+    };
+    const items = [item({ cardId: "tap-a" }), item({ cardId: "tap-b" })];
+    // A review threshold of 0 flags both, so the explanation step runs its leave-one-out rows too.
+    const decisions = await scoreBatch(items, context({ events, thresholds: { review: 0, decline: 0.99 } }));
+    expect(seen).toHaveLength(1);
+    expect(seen[0]!.rows).toBe(2);
+    expect(seen[0]!.features).toBe(FEATURE_NAMES.length);
+    expect(seen[0]!.scores.map((s) => Math.fround(s))).toEqual(
+      decisions.map((d) => Math.fround(d.score ?? NaN)),
+    );
+    await applyStateOnly(history("tap-state-only", 2), context({ events }));
+    expect(seen).toHaveLength(1);
   });
 
   it("the state-only path applies state without evaluating a rule", async () => {

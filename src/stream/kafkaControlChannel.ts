@@ -1,0 +1,134 @@
+// The control channel on Kafka: one compacted single-partition topic keyed by ControlKey, read by
+// every instance from the beginning with no consumer group. Compaction keeps the latest record
+// of each key, so a new instance reads what is current without any history to replay; one
+// partition keeps every key's records in one order.
+import { type ControlChannel, type ControlSubscription } from "../control/controlChannel.js";
+import {
+  decodeControlRecord,
+  encodeControlRecord,
+  type ControlKey,
+  type ControlRecord,
+} from "../control/controlRecord.js";
+import type { ConsumedRecord, KafkaPort, TopicSpec } from "./kafkaPort.js";
+
+export const controlTopicSpec = (topic: string): TopicSpec => ({
+  topic,
+  numPartitions: 1,
+  configs: { "cleanup.policy": "compact" },
+});
+
+export interface KafkaControlChannelOptions {
+  readonly port: KafkaPort;
+  readonly topic: string;
+  /** A record that does not decode: logged by the caller, never applied. */
+  readonly onBadRecord?: (error: unknown, offset: number) => void;
+}
+
+export class KafkaControlChannel implements ControlChannel {
+  readonly #port: KafkaPort;
+  readonly #topic: string;
+  get topic(): string {
+    return this.#topic;
+  }
+  readonly #onBadRecord: (error: unknown, offset: number) => void;
+
+  constructor({ port, topic, onBadRecord = () => {} }: KafkaControlChannelOptions) {
+    this.#port = port;
+    this.#topic = topic;
+    this.#onBadRecord = onBadRecord;
+  }
+
+  /** Creates the compacted topic if it is missing (the scorer and the CLI both call this). */
+  async ensureTopic(): Promise<void> {
+    const admin = this.#port.admin();
+    try {
+      if (!(await admin.listTopics()).includes(this.#topic))
+        await admin.createTopics([controlTopicSpec(this.#topic)]);
+    } finally {
+      await admin.close();
+    }
+  }
+
+  async publish(record: ControlRecord): Promise<void> {
+    const sink = this.#port.sink();
+    try {
+      await sink.publish([
+        { topic: this.#topic, key: record.key, value: encodeControlRecord(record), partition: 0 },
+      ]);
+    } finally {
+      await sink.close();
+    }
+  }
+
+  /** Reads up to the high watermark, applies the latest of each key, then every new record. */
+  async follow(onRecord: (record: ControlRecord) => Promise<void>): Promise<ControlSubscription> {
+    const high = await this.#highWatermark();
+    const latest = new Map<ControlKey, ControlRecord>();
+    let caughtUp = high === 0;
+    let markCaughtUp!: () => void;
+    const ready = new Promise<void>((resolve) => (markCaughtUp = resolve));
+    if (caughtUp) markCaughtUp();
+    const reader = this.#port.topicReader({ topic: this.#topic, from: "earliest", maxWaitMs: 500 });
+    await reader.start(async (batches) => {
+      for (const { records } of batches)
+        for (const consumed of records) {
+          const record = this.#decode(consumed);
+          if (caughtUp) {
+            if (record) await onRecord(record);
+            continue;
+          }
+          if (record) latest.set(record.key, record);
+          if (consumed.offset + 1 >= high) {
+            for (const r of latest.values()) await onRecord(r);
+            caughtUp = true;
+            markCaughtUp();
+          }
+        }
+    });
+    await ready;
+    return { stop: () => reader.close() };
+  }
+
+  async latest(key: ControlKey): Promise<ControlRecord | undefined> {
+    const high = await this.#highWatermark();
+    if (high === 0) return undefined;
+    let found: ControlRecord | undefined;
+    let done!: () => void;
+    const finished = new Promise<void>((resolve) => (done = resolve));
+    const reader = this.#port.topicReader({ topic: this.#topic, from: "earliest", maxWaitMs: 500 });
+    await reader.start((batches) => {
+      for (const { records } of batches)
+        for (const consumed of records) {
+          const record = this.#decode(consumed);
+          if (record?.key === key) found = record;
+          if (consumed.offset + 1 >= high) done();
+        }
+    });
+    try {
+      await finished;
+    } finally {
+      await reader.close();
+    }
+    return found;
+  }
+
+  async #highWatermark(): Promise<number> {
+    const admin = this.#port.admin();
+    try {
+      const [partition] = await admin.watermarks(this.#topic);
+      return partition?.high ?? 0;
+    } finally {
+      await admin.close();
+    }
+  }
+
+  #decode(consumed: ConsumedRecord): ControlRecord | undefined {
+    if (consumed.value === null) return undefined;
+    try {
+      return decodeControlRecord(consumed.value);
+    } catch (err) {
+      this.#onBadRecord(err, consumed.offset);
+      return undefined;
+    }
+  }
+}
