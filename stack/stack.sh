@@ -16,6 +16,9 @@ export LC_ALL=C
 
 STACK_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(dirname "$STACK_DIR")
+# The project's pinned Node 22 (node_modules/.bin/node) runs the TypeScript helpers below, as
+# it does for npm scripts, whatever node the machine has.
+export PATH="$ROOT/node_modules/.bin:$PATH"
 STATE="$ROOT/.stack"
 LOGS="$STATE/logs"
 CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/fraud-scorer"
@@ -421,7 +424,7 @@ kafka_node_port_open() { port_open "$(kafka_port_of "$AWAITED_NODE")"; }
 # is; a port held by anything else is still an error.
 kafka_metadata() {
   local tsx="$ROOT/node_modules/.bin/tsx"
-  [[ -x $tsx ]] || die "node_modules is missing: run npm ci (the broker is probed with kafkajs)"
+  [[ -x $tsx ]] || die "node_modules is missing: run npm ci (the broker is probed through the Kafka port)"
   "$tsx" "$STACK_DIR/probe-kafka.ts" "$KAFKA_BROKERS" >>"$LOGS/kafka-probe.log" 2>&1
 }
 
@@ -437,7 +440,7 @@ kafka_await() {
     done
   fi
   local tsx="$ROOT/node_modules/.bin/tsx"
-  [[ -x $tsx ]] || die "node_modules is missing: run npm ci (the topics are created with kafkajs)"
+  [[ -x $tsx ]] || die "node_modules is missing: run npm ci (the topics are created through the Kafka port)"
   "$tsx" "$STACK_DIR/ensure-topics.ts" "$KAFKA_BROKERS" | sed 's/^/stack: kafka /' ||
     die "Kafka answers on $KAFKA_BROKERS but the topics could not be ensured; log: $LOGS/kafka-server.log"
 }
