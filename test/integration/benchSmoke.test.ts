@@ -42,7 +42,11 @@ it("the smoke benchmark writes every section, with finite latencies, throughputs
   const files = readdirSync(out);
   const json = files.find((f) => f.endsWith(".json"))!;
   expect(files).toContain(json.replace(/\.json$/, ".md"));
-  expect(files.filter((f) => f.endsWith(".svg")).length).toBeGreaterThanOrEqual(SECTION_NAMES.length);
+  // Every chart the report embeds was written beside it.
+  const report = readFileSync(join(out, json.replace(/\.json$/, ".md")), "utf8");
+  const charts = [...report.matchAll(/!\[[^\]]*\]\(([^)]+\.svg)\)/g)].map((m) => m[1]!);
+  expect(charts.length).toBeGreaterThan(0);
+  for (const chart of charts) expect(files).toContain(chart);
   const results = JSON.parse(readFileSync(join(out, json), "utf8")) as BenchResults;
   expect(results.meta.smoke).toBe(true);
   for (const name of SECTION_NAMES) expect(results[name], name).not.toHaveProperty("error");

@@ -27,7 +27,12 @@ describe("Kafka", () => {
     const { topics } = await admin.fetchTopicMetadata({ topics: STACK_TOPICS.map(({ topic }) => topic) });
     const counts = Object.fromEntries(topics.map((t) => [t.name, t.partitions.length]));
 
-    expect(counts).toEqual({ transactions: 12, decisions: 12, "transactions.dlq": 3 });
+    expect(counts).toEqual({
+      transactions: 12,
+      decisions: 12,
+      "transactions.dlq": 3,
+      "fraud-scorer.control": 1,
+    });
   });
 
   it("delivers a produced record to a consumer group, which then commits past it", async () => {
