@@ -15,7 +15,13 @@ import { ScorerMetrics } from "../ops/metrics.js";
 import { Readiness, SCORER_READINESS_CONDITIONS } from "../ops/readiness.js";
 import { ruleEvaluator } from "../rules/ruleEvaluator.js";
 import { loadRuleSet } from "../rules/ruleSet.js";
-import { startScorer } from "../stream/scorer.js";
+import { followControl } from "../control/followControl.js";
+import { ModelSlot } from "../model/modelSlot.js";
+import { PromotionMetrics } from "../ops/promotionMetrics.js";
+import { RuleSetSlot } from "../rules/ruleSetSlot.js";
+import { createKafkaPort } from "../stream/kafka/index.js";
+import { KafkaControlChannel } from "../stream/kafkaControlChannel.js";
+import { startScorer, type BatchPorts } from "../stream/scorer.js";
 
 export function registerServeCommand(program: Command): void {
   const serve = program
@@ -73,24 +79,68 @@ async function runScorer(config: ScorerConfig): Promise<void> {
   const driftMonitor = driftMonitorFor(model.manifest);
   if (driftMonitor) drift = new DriftMetrics(metrics.registry, driftMonitor);
 
-  const rules = ruleEvaluator(await loadRuleSet(config.rules.file));
   const redis = connectRedis(config.redis);
   redis.on("error", (err) => logger.debug({ err }, "redis connection error"));
   await redisReadyOrWarn(redis, logger);
-  const store = new RedisCardStateStore({
-    redis,
-    namespace: config.redis.namespace,
-    modelVersion: model.modelVersion,
-    featureSchemaVersion: FEATURE_SCHEMA_VERSION,
-    hmacKey: config.redis.hmacKey,
-    ttlMs: config.redis.stateTtlMs,
-    historyLength: config.redis.historyLength,
+  // Card state is namespaced by model version: a promoted model gets a store of its own, so its
+  // cards rebuild from history instead of reading state another model wrote.
+  const storeFor = (modelVersion: string) =>
+    new RedisCardStateStore({
+      redis,
+      namespace: config.redis.namespace,
+      modelVersion,
+      featureSchemaVersion: FEATURE_SCHEMA_VERSION,
+      hmacKey: config.redis.hmacKey,
+      ttlMs: config.redis.stateTtlMs,
+      historyLength: config.redis.historyLength,
+    });
+
+  // Promotion: follow the control topic; a new model is verified, loaded and warmed here, off
+  // the scoring loop, and the loop picks up the new ports at its next batch.
+  const promotions = new PromotionMetrics(metrics.registry);
+  const initialRules = await loadRuleSet(config.rules.file);
+  let ports: BatchPorts = { store: storeFor(model.modelVersion), model, rules: ruleEvaluator(initialRules) };
+  const modelSlot = new ModelSlot(model, config.model.dir, {
+    load: (dir) =>
+      loadModelRunner({
+        dir,
+        trustedKeysDir: config.model.trustedKeysDir,
+        provider: config.model.provider,
+        expectedFeatureSchemaVersion: FEATURE_SCHEMA_VERSION,
+        logger,
+      }),
+    events: {
+      switched: (from, to) => {
+        ports = { ...ports, model: to, store: storeFor(to.modelVersion) };
+        metrics.setModelInfo(to.modelVersion, to.featureSchemaVersion, to.provider);
+        logger.info({ from: from.modelVersion, to: to.modelVersion }, "model promoted");
+      },
+      refused: (kind, dir, reason) =>
+        logger.warn({ kind, dir, reason, current: ports.model.modelVersion }, "model promotion refused"),
+    },
+  });
+  const rulesSlot = new RuleSetSlot(initialRules, {
+    switched: (from, to) => {
+      ports = { ...ports, rules: ruleEvaluator(to) };
+      logger.info({ from: from.version, to: to.version }, "rules promoted");
+    },
+    refused: (file, issues) =>
+      logger.warn({ file, issues, current: ports.rules.version }, "rules promotion refused"),
+  });
+  const controlChannel = new KafkaControlChannel({
+    port: createKafkaPort(config.kafka),
+    topic: config.kafka.controlTopic,
+    onBadRecord: (err, offset) => logger.warn({ err, offset }, "control record ignored"),
+  });
+  await controlChannel.ensureTopic();
+  const control = await followControl(controlChannel, {
+    model: modelSlot,
+    rules: rulesSlot,
+    onOutcome: (record, outcome) => promotions.count(record.key, outcome),
   });
 
   const scorer = await startScorer(config, {
-    store,
-    model,
-    rules,
+    ports: () => ports,
     metrics,
     readiness,
     logger,
@@ -109,9 +159,10 @@ async function runScorer(config: ScorerConfig): Promise<void> {
     logger.info({ signal }, "draining and leaving the group");
     try {
       await scorer.stop();
+      await control.stop();
       drift?.stop();
       redis.disconnect();
-      await model.close();
+      await modelSlot.current.close();
       await health.close();
       logger.info("stopped");
       process.exit(0);
