@@ -13,15 +13,12 @@ import { startHealthServer } from "../ops/healthServer.js";
 import { createLogger } from "../ops/logger.js";
 import { ScorerMetrics } from "../ops/metrics.js";
 import { Readiness, SCORER_READINESS_CONDITIONS } from "../ops/readiness.js";
-import { ruleEvaluator } from "../rules/ruleEvaluator.js";
 import { loadRuleSet } from "../rules/ruleSet.js";
-import { followControl } from "../control/followControl.js";
-import { ModelSlot } from "../model/modelSlot.js";
+import { followPromotions } from "../control/promotedPorts.js";
 import { PromotionMetrics } from "../ops/promotionMetrics.js";
-import { RuleSetSlot } from "../rules/ruleSetSlot.js";
 import { createKafkaPort } from "../stream/kafka/index.js";
 import { KafkaControlChannel } from "../stream/kafkaControlChannel.js";
-import { startScorer, type BatchPorts } from "../stream/scorer.js";
+import { startScorer } from "../stream/scorer.js";
 
 export function registerServeCommand(program: Command): void {
   const serve = program
@@ -95,13 +92,20 @@ async function runScorer(config: ScorerConfig): Promise<void> {
       historyLength: config.redis.historyLength,
     });
 
-  // Promotion: follow the control topic; a new model is verified, loaded and warmed here, off
-  // the scoring loop, and the loop picks up the new ports at its next batch.
+  // Promotion: every instance follows the control topic (src/control/promotedPorts.ts).
   const promotions = new PromotionMetrics(metrics.registry);
-  const initialRules = await loadRuleSet(config.rules.file);
-  let ports: BatchPorts = { store: storeFor(model.modelVersion), model, rules: ruleEvaluator(initialRules) };
-  const modelSlot = new ModelSlot(model, config.model.dir, {
-    load: (dir) =>
+  const controlChannel = new KafkaControlChannel({
+    port: createKafkaPort(config.kafka),
+    topic: config.kafka.controlTopic,
+    onBadRecord: (err, offset) => logger.warn({ err, offset }, "control record ignored"),
+  });
+  await controlChannel.ensureTopic();
+  const promoted = await followPromotions({
+    channel: controlChannel,
+    model,
+    modelDir: config.model.dir,
+    rules: await loadRuleSet(config.rules.file),
+    loadModel: (dir) =>
       loadModelRunner({
         dir,
         trustedKeysDir: config.model.trustedKeysDir,
@@ -109,38 +113,14 @@ async function runScorer(config: ScorerConfig): Promise<void> {
         expectedFeatureSchemaVersion: FEATURE_SCHEMA_VERSION,
         logger,
       }),
-    events: {
-      switched: (from, to) => {
-        ports = { ...ports, model: to, store: storeFor(to.modelVersion) };
-        metrics.setModelInfo(to.modelVersion, to.featureSchemaVersion, to.provider);
-        logger.info({ from: from.modelVersion, to: to.modelVersion }, "model promoted");
-      },
-      refused: (kind, dir, reason) =>
-        logger.warn({ kind, dir, reason, current: ports.model.modelVersion }, "model promotion refused"),
-    },
-  });
-  const rulesSlot = new RuleSetSlot(initialRules, {
-    switched: (from, to) => {
-      ports = { ...ports, rules: ruleEvaluator(to) };
-      logger.info({ from: from.version, to: to.version }, "rules promoted");
-    },
-    refused: (file, issues) =>
-      logger.warn({ file, issues, current: ports.rules.version }, "rules promotion refused"),
-  });
-  const controlChannel = new KafkaControlChannel({
-    port: createKafkaPort(config.kafka),
-    topic: config.kafka.controlTopic,
-    onBadRecord: (err, offset) => logger.warn({ err, offset }, "control record ignored"),
-  });
-  await controlChannel.ensureTopic();
-  const control = await followControl(controlChannel, {
-    model: modelSlot,
-    rules: rulesSlot,
+    storeFor,
+    logger,
+    onModelSwitched: (to) => metrics.setModelInfo(to.modelVersion, to.featureSchemaVersion, to.provider),
     onOutcome: (record, outcome) => promotions.count(record.key, outcome),
   });
 
   const scorer = await startScorer(config, {
-    ports: () => ports,
+    ports: promoted.current,
     metrics,
     readiness,
     logger,
@@ -159,10 +139,10 @@ async function runScorer(config: ScorerConfig): Promise<void> {
     logger.info({ signal }, "draining and leaving the group");
     try {
       await scorer.stop();
-      await control.stop();
+      await promoted.stop();
       drift?.stop();
       redis.disconnect();
-      await modelSlot.current.close();
+      await promoted.currentModel().close();
       await health.close();
       logger.info("stopped");
       process.exit(0);

@@ -6,7 +6,7 @@
 // The model is verified and warmed, and the schemas registered, before the consumer joins.
 import type { Logger } from "pino";
 import { SchemaRegistry, TRANSACTION_TYPE } from "../codec/schemaRegistry.js";
-import type { CardStateStore, ModelStepper, RuleEvaluator } from "../scoring/ports.js";
+import type { BatchPorts } from "../control/promotedPorts.js";
 import { systemClock } from "../scoring/ports.js";
 import { DeferredStateLane } from "../scoring/deferredStateLane.js";
 import { GuardedCall, type BreakerState } from "../scoring/guardedCall.js";
@@ -58,13 +58,6 @@ export interface ScorerSettings {
     };
     readonly explainTopFeatures: number;
   };
-}
-
-/** What one batch is scored with. */
-export interface BatchPorts {
-  readonly store: CardStateStore;
-  readonly model: ModelStepper;
-  readonly rules: RuleEvaluator;
 }
 
 export interface ScorerParts {
