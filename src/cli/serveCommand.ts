@@ -98,6 +98,9 @@ async function runScorer(config: ScorerConfig): Promise<void> {
     port: createKafkaPort(config.kafka),
     topic: config.kafka.controlTopic,
     onBadRecord: (err, offset) => logger.warn({ err, offset }, "control record ignored"),
+    // Scoring goes on with what is current; only promotions stop reaching this instance.
+    onFollowCrashed: (err) =>
+      logger.error({ err }, "control topic reader crashed: promotions no longer reach this instance"),
   });
   await controlChannel.ensureTopic();
   const promoted = await followPromotions({
