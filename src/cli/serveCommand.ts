@@ -13,8 +13,11 @@ import { startHealthServer } from "../ops/healthServer.js";
 import { createLogger } from "../ops/logger.js";
 import { ScorerMetrics } from "../ops/metrics.js";
 import { Readiness, SCORER_READINESS_CONDITIONS } from "../ops/readiness.js";
-import { ruleEvaluator } from "../rules/ruleEvaluator.js";
 import { loadRuleSet } from "../rules/ruleSet.js";
+import { followPromotions } from "../control/promotedPorts.js";
+import { PromotionMetrics } from "../ops/promotionMetrics.js";
+import { createKafkaPort } from "../stream/kafka/index.js";
+import { KafkaControlChannel } from "../stream/kafkaControlChannel.js";
 import { startScorer } from "../stream/scorer.js";
 
 export function registerServeCommand(program: Command): void {
@@ -73,24 +76,54 @@ async function runScorer(config: ScorerConfig): Promise<void> {
   const driftMonitor = driftMonitorFor(model.manifest);
   if (driftMonitor) drift = new DriftMetrics(metrics.registry, driftMonitor);
 
-  const rules = ruleEvaluator(await loadRuleSet(config.rules.file));
   const redis = connectRedis(config.redis);
   redis.on("error", (err) => logger.debug({ err }, "redis connection error"));
   await redisReadyOrWarn(redis, logger);
-  const store = new RedisCardStateStore({
-    redis,
-    namespace: config.redis.namespace,
-    modelVersion: model.modelVersion,
-    featureSchemaVersion: FEATURE_SCHEMA_VERSION,
-    hmacKey: config.redis.hmacKey,
-    ttlMs: config.redis.stateTtlMs,
-    historyLength: config.redis.historyLength,
+  // Card state is namespaced by model version: a promoted model gets a store of its own, so its
+  // cards rebuild from history instead of reading state another model wrote.
+  const storeFor = (modelVersion: string) =>
+    new RedisCardStateStore({
+      redis,
+      namespace: config.redis.namespace,
+      modelVersion,
+      featureSchemaVersion: FEATURE_SCHEMA_VERSION,
+      hmacKey: config.redis.hmacKey,
+      ttlMs: config.redis.stateTtlMs,
+      historyLength: config.redis.historyLength,
+    });
+
+  // Promotion: every instance follows the control topic (src/control/promotedPorts.ts).
+  const promotions = new PromotionMetrics(metrics.registry);
+  const controlChannel = new KafkaControlChannel({
+    port: createKafkaPort(config.kafka),
+    topic: config.kafka.controlTopic,
+    onBadRecord: (err, offset) => logger.warn({ err, offset }, "control record ignored"),
+    // Scoring goes on with what is current; only promotions stop reaching this instance.
+    onFollowCrashed: (err) =>
+      logger.error({ err }, "control topic reader crashed: promotions no longer reach this instance"),
+  });
+  await controlChannel.ensureTopic();
+  const promoted = await followPromotions({
+    channel: controlChannel,
+    model,
+    modelDir: config.model.dir,
+    rules: await loadRuleSet(config.rules.file),
+    loadModel: (dir) =>
+      loadModelRunner({
+        dir,
+        trustedKeysDir: config.model.trustedKeysDir,
+        provider: config.model.provider,
+        expectedFeatureSchemaVersion: FEATURE_SCHEMA_VERSION,
+        logger,
+      }),
+    storeFor,
+    logger,
+    onModelSwitched: (to) => metrics.setModelInfo(to.modelVersion, to.featureSchemaVersion, to.provider),
+    onOutcome: (record, outcome) => promotions.count(record.key, outcome),
   });
 
   const scorer = await startScorer(config, {
-    store,
-    model,
-    rules,
+    ports: promoted.current,
     metrics,
     readiness,
     logger,
@@ -109,9 +142,10 @@ async function runScorer(config: ScorerConfig): Promise<void> {
     logger.info({ signal }, "draining and leaving the group");
     try {
       await scorer.stop();
+      await promoted.stop();
       drift?.stop();
       redis.disconnect();
-      await model.close();
+      await promoted.currentModel().close();
       await health.close();
       logger.info("stopped");
       process.exit(0);

@@ -22,6 +22,8 @@ export interface KafkaControlChannelOptions {
   readonly topic: string;
   /** A record that does not decode: logged by the caller, never applied. */
   readonly onBadRecord?: (error: unknown, offset: number) => void;
+  /** The follower's reader gave up (after the client's retries): no further record will arrive. */
+  readonly onFollowCrashed?: (error: unknown) => void;
 }
 
 export class KafkaControlChannel implements ControlChannel {
@@ -31,11 +33,18 @@ export class KafkaControlChannel implements ControlChannel {
     return this.#topic;
   }
   readonly #onBadRecord: (error: unknown, offset: number) => void;
+  readonly #onFollowCrashed: (error: unknown) => void;
 
-  constructor({ port, topic, onBadRecord = () => {} }: KafkaControlChannelOptions) {
+  constructor({
+    port,
+    topic,
+    onBadRecord = () => {},
+    onFollowCrashed = () => {},
+  }: KafkaControlChannelOptions) {
     this.#port = port;
     this.#topic = topic;
     this.#onBadRecord = onBadRecord;
+    this.#onFollowCrashed = onFollowCrashed;
   }
 
   /** Creates the compacted topic if it is missing (the scorer and the CLI both call this). */
@@ -68,7 +77,14 @@ export class KafkaControlChannel implements ControlChannel {
     let markCaughtUp!: () => void;
     const ready = new Promise<void>((resolve) => (markCaughtUp = resolve));
     if (caughtUp) markCaughtUp();
-    const reader = this.#port.topicReader({ topic: this.#topic, from: "earliest", maxWaitMs: 500 });
+    const reader = this.#port.topicReader({
+      topic: this.#topic,
+      from: "earliest",
+      maxWaitMs: 500,
+      onEvent: (event) => {
+        if (event.type === "crashed") this.#onFollowCrashed(event.error);
+      },
+    });
     await reader.start(async (batches) => {
       for (const { records } of batches)
         for (const consumed of records) {

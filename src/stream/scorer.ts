@@ -6,7 +6,7 @@
 // The model is verified and warmed, and the schemas registered, before the consumer joins.
 import type { Logger } from "pino";
 import { SchemaRegistry, TRANSACTION_TYPE } from "../codec/schemaRegistry.js";
-import type { CardStateStore, ModelStepper, RuleEvaluator } from "../scoring/ports.js";
+import type { BatchPorts } from "../control/promotedPorts.js";
 import { systemClock } from "../scoring/ports.js";
 import { DeferredStateLane } from "../scoring/deferredStateLane.js";
 import { GuardedCall, type BreakerState } from "../scoring/guardedCall.js";
@@ -61,9 +61,11 @@ export interface ScorerSettings {
 }
 
 export interface ScorerParts {
-  readonly store: CardStateStore;
-  readonly model: ModelStepper;
-  readonly rules: RuleEvaluator;
+  /**
+   * Read once per batch and kept for the whole batch, so a promotion switches between two
+   * batches and every decision carries the versions it was scored with.
+   */
+  readonly ports: () => BatchPorts;
   readonly metrics: ScorerMetrics;
   readonly readiness: Readiness;
   readonly logger: Logger;
@@ -82,7 +84,7 @@ export interface RunningScorer {
 }
 
 export async function startScorer(settings: ScorerSettings, parts: ScorerParts): Promise<RunningScorer> {
-  const { store, model, rules, metrics, readiness, logger } = parts;
+  const { metrics, readiness, logger } = parts;
   const { scoring } = settings;
 
   const registry = new SchemaRegistry(settings.schemaRegistry);
@@ -150,7 +152,7 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
   for (const g of Object.values(guards)) metrics.setBreakerState(g.name, g.state);
 
   const stateLane: DeferredStateLane = new DeferredStateLane({
-    apply: (items, laneGuards) => applyStateOnly(items, { ...context, guards: laneGuards }),
+    apply: (items, laneGuards) => applyStateOnly(items, { ...context, ...parts.ports(), guards: laneGuards }),
     onDeferred: (items) => metrics.countCardState("deferred", items),
     onDropped: (items, reason) => {
       metrics.countCardState("dropped", items);
@@ -179,10 +181,7 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
     },
   };
 
-  const context: ScoringContext = {
-    store,
-    model,
-    rules,
+  const context: Omit<ScoringContext, keyof BatchPorts> = {
     thresholds: scoring.thresholds,
     budgetMs: scoring.budgetMs,
     minBudgetForModelMs: scoring.minBudgetForModelMs,
@@ -200,7 +199,7 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
   const queue = new ScoringQueue({
     maxBatch: scoring.maxBatch,
     onBatch: (size) => metrics.observeBatchSize(size),
-    score: (items) => scoreBatch(items, context),
+    score: (items) => scoreBatch(items, { ...context, ...parts.ports() }),
     publish: async (batch) => {
       const t0 = performance.now();
       await decisions.publish(batch);
