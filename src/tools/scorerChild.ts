@@ -33,6 +33,8 @@ export function scorerEnvironment(o: ScorerEnvironmentOptions): Record<string, s
     KAFKA_TRANSACTIONS_TOPIC: o.topics.transactions,
     KAFKA_DECISIONS_TOPIC: o.topics.decisions,
     KAFKA_DLQ_TOPIC: o.topics.dlq,
+    // A run's own control topic: a promotion made on the shared stack never switches it.
+    KAFKA_CONTROL_TOPIC: `${o.topics.transactions}.control`,
     KAFKA_GROUP_ID: o.groupId,
     REDIS_NAMESPACE: o.namespace,
     MODEL_DIR: o.modelDir,
