@@ -152,7 +152,8 @@ return out
 // ARGV: ttl ms, history length, packed: write count, per write its state hash key, history list
 // key, position (decimal), value, entry count, entries. One reply per write: 1 applied, 0 stale.
 // A stored \`p\` that is not a number (tampered) does not block the write. A key of the wrong type
-// (also tampered) is replaced rather than failing the card's writes until it expires.
+// (also tampered) is replaced rather than failing the card's writes until it expires; it is
+// detected by the command failing (pcall), not by a TYPE per key: most writes never meet one.
 const CAS_WRITE_BATCH_LUA = `#!lua flags=allow-cross-slot-keys
 local ttl, cap, b = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 ${PACKED_ARGS_LUA}
@@ -161,19 +162,23 @@ for w = 1, u32() do
   local sk, hk, position, value = field(), field(), field(), field()
   local entries = {}
   for e = 1, u32() do entries[e] = field() end
-  local st = redis.call('TYPE', sk).ok
-  if st ~= 'hash' and st ~= 'none' then redis.call('DEL', sk) end
-  local ht = redis.call('TYPE', hk).ok
-  if ht ~= 'list' and ht ~= 'none' then redis.call('DEL', hk) end
-  local stored = tonumber(redis.call('HGET', sk, 'p') or '')
+  local got = redis.pcall('HGET', sk, 'p')
+  local stored
+  if type(got) == 'table' and got.err then redis.call('DEL', sk) else stored = tonumber(got or '') end
   if stored and stored >= tonumber(position) then
     out[w] = 0
   else
     redis.call('HSET', sk, 'p', position, 'v', value)
     redis.call('PEXPIRE', sk, ttl)
     if #entries > 0 then
-      redis.call('RPUSH', hk, unpack(entries))
+      local pushed = redis.pcall('RPUSH', hk, unpack(entries))
+      if type(pushed) == 'table' and pushed.err then
+        redis.call('DEL', hk)
+        redis.call('RPUSH', hk, unpack(entries))
+      end
       redis.call('LTRIM', hk, -cap, -1)
+    elseif redis.call('TYPE', hk).ok ~= 'list' then
+      redis.call('DEL', hk)
     end
     redis.call('PEXPIRE', hk, ttl)
     out[w] = 1
