@@ -37,6 +37,7 @@ import type {
 import { DAY_MS, HOUR_MS } from "./cardState.js";
 import { decodeHistoryEntry, encodeHistoryEntry } from "./cardHistoryCodec.js";
 import { DEFAULT_DEVICE_WINDOW_MS, deviceWindowBucket } from "./deviceWindowBuckets.js";
+import { PACKED_ARGS_LUA, PackedScriptArgs } from "./packedScriptArgs.js";
 import {
   groupByNode,
   nodeRoundTrip,
@@ -103,24 +104,23 @@ const isStoredPosition = (position: number) => Number.isSafeInteger(position) &&
 /** A key of the wrong type can only have been written by something else: poisoned, not an outage. */
 const isWrongType = (error: Error) => error.message.startsWith("WRONGTYPE");
 
-// The keys travel in ARGV, after their count: a Cluster refuses (CROSSSLOT) a command whose
-// declared keys span slots, whatever the script's flags. KEYS[1] is the first of them, declared
-// so the call is routed (or MOVED) to the node that serves it; the caller sends every key of a
-// call to that node.
+// The keys travel inside ARGV, packed (packedScriptArgs.ts): a Cluster refuses (CROSSSLOT) a
+// command whose declared keys span slots, whatever the script's flags. KEYS[1] is the first of
+// them, declared so the call is routed (or MOVED) to the node that serves it; the caller sends
+// every key of a call to that node.
 //
-// Keys: per card its state hash and history list, then per device touch its current and previous
-// bucket. Then: number of cards, bucket TTL ms, the card id of each touch.
+// ARGV: bucket TTL ms, packed: card count, per card its state hash and history list keys; touch
+// count, per touch its current and previous bucket keys and the card id.
 // Per card three replies: p, v (nil when absent; "wrongtype", nil for a key of the wrong type)
 // and, when the state is absent or unreadable, the history list ("wrongtype" when not a list);
 // then one PFCOUNT per touch. Each bucket's TTL is set once per call.
 const READ_BATCH_LUA = `#!lua flags=allow-cross-slot-keys
-local K = tonumber(ARGV[1])
-local function key(i) return ARGV[1 + i] end
-local function arg(i) return ARGV[1 + K + i] end
-local n = tonumber(arg(1))
+local bucketTtl, b = ARGV[1], ARGV[2]
+${PACKED_ARGS_LUA}
 local out = {}
-for i = 1, n do
-  local r = redis.pcall('HMGET', key(2 * i - 1), 'p', 'v')
+for i = 1, u32() do
+  local sk, hk = field(), field()
+  local r = redis.pcall('HMGET', sk, 'p', 'v')
   local readable = r.err == nil
   if readable then
     out[#out + 1] = r[1]
@@ -132,54 +132,57 @@ for i = 1, n do
   if readable and (r[1] or r[2]) then
     out[#out + 1] = false
   else
-    local h = redis.pcall('LRANGE', key(2 * i), 0, -1)
+    local h = redis.pcall('LRANGE', hk, 0, -1)
     if h.err then out[#out + 1] = 'wrongtype' else out[#out + 1] = h end
   end
 end
 local expiring = {}
-for t = 1, (K - 2 * n) / 2 do
-  local current = key(2 * n + 2 * t - 1)
-  redis.call('PFADD', current, arg(2 + t))
+for t = 1, u32() do
+  local current, previous, card = field(), field(), field()
+  redis.call('PFADD', current, card)
   if not expiring[current] then
     expiring[current] = true
-    redis.call('PEXPIRE', current, arg(2))
+    redis.call('PEXPIRE', current, bucketTtl)
   end
-  out[#out + 1] = redis.call('PFCOUNT', current, key(2 * n + 2 * t))
+  out[#out + 1] = redis.call('PFCOUNT', current, previous)
 end
 return out
 `;
 
-// Keys (in ARGV, as above): per write its state hash and history list. Then: ttl ms, history
-// length, and per write: position, value, entry count, entries. One reply per write: 1 applied, 0 stale.
+// ARGV: ttl ms, history length, packed: write count, per write its state hash key, history list
+// key, position (decimal), value, entry count, entries. One reply per write: 1 applied, 0 stale.
 // A stored \`p\` that is not a number (tampered) does not block the write. A key of the wrong type
-// (also tampered) is replaced rather than failing the card's writes until it expires.
+// (also tampered) is replaced rather than failing the card's writes until it expires; it is
+// detected by the command failing (pcall), not by a TYPE per key: most writes never meet one.
 const CAS_WRITE_BATCH_LUA = `#!lua flags=allow-cross-slot-keys
-local K = tonumber(ARGV[1])
-local ttl, cap = ARGV[K + 2], tonumber(ARGV[K + 3])
-local a = K + 4
+local ttl, cap, b = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+${PACKED_ARGS_LUA}
 local out = {}
-for w = 1, K / 2 do
-  local sk, hk = ARGV[2 * w], ARGV[2 * w + 1]
-  local position, value, entries = ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2])
-  a = a + 3
-  local st = redis.call('TYPE', sk).ok
-  if st ~= 'hash' and st ~= 'none' then redis.call('DEL', sk) end
-  local ht = redis.call('TYPE', hk).ok
-  if ht ~= 'list' and ht ~= 'none' then redis.call('DEL', hk) end
-  local stored = tonumber(redis.call('HGET', sk, 'p') or '')
+for w = 1, u32() do
+  local sk, hk, position, value = field(), field(), field(), field()
+  local entries = {}
+  for e = 1, u32() do entries[e] = field() end
+  local got = redis.pcall('HGET', sk, 'p')
+  local stored
+  if type(got) == 'table' and got.err then redis.call('DEL', sk) else stored = tonumber(got or '') end
   if stored and stored >= tonumber(position) then
     out[w] = 0
   else
     redis.call('HSET', sk, 'p', position, 'v', value)
     redis.call('PEXPIRE', sk, ttl)
-    if entries > 0 then
-      redis.call('RPUSH', hk, unpack(ARGV, a, a + entries - 1))
+    if #entries > 0 then
+      local pushed = redis.pcall('RPUSH', hk, unpack(entries))
+      if type(pushed) == 'table' and pushed.err then
+        redis.call('DEL', hk)
+        redis.call('RPUSH', hk, unpack(entries))
+      end
       redis.call('LTRIM', hk, -cap, -1)
+    elseif redis.call('TYPE', hk).ok ~= 'list' then
+      redis.call('DEL', hk)
     end
     redis.call('PEXPIRE', hk, ttl)
     out[w] = 1
   end
-  a = a + entries
 end
 return out
 `;
@@ -187,10 +190,9 @@ const READ_COMMAND = "fraudScorerReadCardStates";
 /** ioredis adds a …Buffer variant of each defined command that keeps replies binary. */
 const READ_COMMAND_BUFFER = "fraudScorerReadCardStatesBuffer";
 const WRITE_COMMAND = "fraudScorerCasCardStates";
-type ScriptArg = string | number | Buffer;
 type ScriptPipeline = ChainableCommander & {
-  [READ_COMMAND_BUFFER](routingKey: string, keyCount: number, ...args: ScriptArg[]): void;
-  [WRITE_COMMAND](routingKey: string, keyCount: number, ...args: ScriptArg[]): void;
+  [READ_COMMAND_BUFFER](routingKey: string, bucketTtlMs: string, packed: Buffer): void;
+  [WRITE_COMMAND](routingKey: string, ttlMs: string, historyLength: string, packed: Buffer): void;
 };
 
 const scriptsDefined = new WeakSet<RedisClient>();
@@ -292,18 +294,28 @@ export class RedisCardStateStore implements CardStateStore {
       })),
     ];
     const groups = groupByNode(this.#redis, units);
+    const ttlArg = String(bucketTtlMs);
     const commands = groups.map((group): QueuedCommand => {
-      const cards = group.filter((u) => u.card >= 0);
-      const touches = group.filter((u) => u.touch >= 0);
-      const keys: string[] = [];
-      for (const { card } of cards) keys.push(stateKeys[card]!, this.historyKey(cardIds[card]!));
-      for (const { key, touch } of touches)
-        keys.push(key, this.deviceBucketKey(deviceTouches[touch]!.deviceKey, bucket - 1));
-      const args = [String(cards.length), String(bucketTtlMs)];
-      for (const { touch } of touches) args.push(deviceTouches[touch]!.cardId);
+      const packed = new PackedScriptArgs();
+      let cardCount = 0;
+      for (const { card } of group) if (card >= 0) cardCount++;
+      packed.u32(cardCount);
+      for (const { card } of group) {
+        if (card >= 0) packed.field(stateKeys[card]!).field(this.historyKey(cardIds[card]!));
+      }
+      packed.u32(group.length - cardCount);
+      for (const { key, touch } of group) {
+        if (touch < 0) continue;
+        const { deviceKey, cardId } = deviceTouches[touch]!;
+        packed
+          .field(key)
+          .field(this.deviceBucketKey(deviceKey, bucket - 1))
+          .field(cardId);
+      }
+      const args = packed.bytes();
       return {
         key: group[0]!.key,
-        enqueue: (p) => (p as ScriptPipeline)[READ_COMMAND_BUFFER](keys[0]!, keys.length, ...keys, ...args),
+        enqueue: (p) => (p as ScriptPipeline)[READ_COMMAND_BUFFER](group[0]!.key, ttlArg, args),
       };
     });
     const replies = await nodeRoundTrip(this.#redis, commands, defineScripts);
@@ -379,19 +391,27 @@ export class RedisCardStateStore implements CardStateStore {
     }
     const units = writes.map(({ cardId }, i) => ({ key: this.stateKey(cardId), write: i }));
     const groups = groupByNode(this.#redis, units);
+    const ttlArg = String(this.#ttlMs);
+    const historyLengthArg = String(this.#historyLength);
     const commands = groups.map((group): QueuedCommand => {
-      const keys: string[] = [];
-      const args: ScriptArg[] = [String(this.#ttlMs), String(this.#historyLength)];
+      const packed = new PackedScriptArgs().u32(group.length);
       for (const { key, write } of group) {
         const { cardId, bytes, position, history } = writes[write]!;
         const historyKey = this.historyKey(cardId);
-        keys.push(key, historyKey);
-        args.push(String(position), Buffer.concat([bytes, this.#mac(key, position, bytes)]), history.length);
-        for (const entry of history) args.push(this.#signHistoryEntry(historyKey, encodeHistoryEntry(entry)));
+        packed.field(key).field(historyKey).field(String(position));
+        packed.u32(bytes.length + MAC_BYTES);
+        packed.raw(bytes).raw(this.#mac(key, position, bytes));
+        packed.u32(history.length);
+        for (const entry of history) {
+          const encoded = encodeHistoryEntry(entry);
+          packed.u32(encoded.length + HISTORY_MAC_BYTES);
+          packed.raw(encoded).raw(this.#historyMac(historyKey, encoded));
+        }
       }
+      const args = packed.bytes();
       return {
         key: group[0]!.key,
-        enqueue: (p) => (p as ScriptPipeline)[WRITE_COMMAND](keys[0]!, keys.length, ...keys, ...args),
+        enqueue: (p) => (p as ScriptPipeline)[WRITE_COMMAND](group[0]!.key, ttlArg, historyLengthArg, args),
       };
     });
     const replies = await nodeRoundTrip(this.#redis, commands, defineScripts);
@@ -424,14 +444,10 @@ export class RedisCardStateStore implements CardStateStore {
   }
 
   /**
-   * History entries are signed too (a truncated HMAC over key and entry): a rebuild steps the
-   * model over them, so a forged entry would otherwise reach a decision. A forged or mangled
+   * History entries are signed too (entry | a truncated HMAC over key and entry): a rebuild steps
+   * the model over them, so a forged entry would otherwise reach a decision. A forged or mangled
    * entry is dropped from the rebuild and counted as tampering.
    */
-  #signHistoryEntry(historyKey: string, entry: Buffer): Buffer {
-    return Buffer.concat([entry, this.#historyMac(historyKey, entry)]);
-  }
-
   #verifyHistoryEntry(historyKey: string, stored: Buffer): HistoryEntry | undefined {
     if (stored.length < HISTORY_MAC_BYTES) return undefined;
     const entry = stored.subarray(0, stored.length - HISTORY_MAC_BYTES);

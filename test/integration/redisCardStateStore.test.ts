@@ -259,6 +259,14 @@ describe("RedisCardStateStore against Redis", () => {
     expect((await store.readHistories(["wrongtype-1"]))[0]).toHaveLength(1);
   });
 
+  it("a history key of the wrong type is removed by a write that appends nothing", async () => {
+    const store = storeFor();
+    await redis.set(store.historyKey("wrongtype-2"), "poison");
+    expect(await store.writeBatch([write("wrongtype-2", 4, [])])).toEqual(["applied"]);
+    expect(await redis.type(store.historyKey("wrongtype-2"))).toBe("none");
+    expect((await readOne(store, "wrongtype-2")).states[0]?.position).toBe(4);
+  });
+
   it("sets the TTL on state, history and device buckets", async () => {
     const store = storeFor();
     await store.writeBatch([write("ttl-1", 1, [entry(1)])]);

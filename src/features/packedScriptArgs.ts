@@ -1,0 +1,62 @@
+// One Buffer carrying many length-prefixed fields, for a Lua script that walks it with
+// struct.unpack. ioredis builds every command argument separately (type checks, byte length,
+// RESP header), which cost more CPU than the script itself when a batch sent several arguments
+// per card; packed, a batch is a handful of arguments.
+//
+// Layout: each field is u32 big-endian (count or byte length), followed by the bytes for a
+// byte field. The script reads them in the order they were written.
+
+/** Lua helpers for a script that reads a PackedScriptArgs buffer held in `b`. */
+export const PACKED_ARGS_LUA = `
+local o = 1
+local function u32() local v; v, o = struct.unpack('>I4', b, o); return v end
+local function field() local n = u32(); local s = string.sub(b, o, o + n - 1); o = o + n; return s end
+`;
+
+export class PackedScriptArgs {
+  #buffer: Buffer;
+  #length = 0;
+
+  constructor(initialBytes = 4096) {
+    this.#buffer = Buffer.allocUnsafe(initialBytes);
+  }
+
+  u32(value: number): this {
+    this.#reserve(4);
+    this.#buffer.writeUInt32BE(value, this.#length);
+    this.#length += 4;
+    return this;
+  }
+
+  /** A u32 byte length, then the bytes (a string as UTF-8). */
+  field(value: string | Uint8Array): this {
+    if (typeof value === "string") {
+      const bytes = Buffer.byteLength(value, "utf8");
+      this.u32(bytes);
+      this.#reserve(bytes);
+      this.#length += this.#buffer.write(value, this.#length, "utf8");
+      return this;
+    }
+    return this.u32(value.length).raw(value);
+  }
+
+  /** Bytes without a length: the caller wrote a u32 length covering this and the following raw parts. */
+  raw(value: Uint8Array): this {
+    this.#reserve(value.length);
+    this.#buffer.set(value, this.#length);
+    this.#length += value.length;
+    return this;
+  }
+
+  /** The packed bytes (a view: the builder must not be written to afterwards). */
+  bytes(): Buffer {
+    return this.#buffer.subarray(0, this.#length);
+  }
+
+  #reserve(bytes: number): void {
+    if (this.#length + bytes <= this.#buffer.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(2 * this.#buffer.length, this.#length + bytes));
+    this.#buffer.copy(grown, 0, 0, this.#length);
+    this.#buffer = grown;
+  }
+}
