@@ -90,7 +90,14 @@ export const redisClusterScenario: Scenario = {
     try {
       const result = await faultRun(
         ctx,
-        { label: "rcluster", ratePerSecond: rate, durationS, redisUrl: cluster.url, checkCardState: false },
+        {
+          label: "rcluster",
+          ratePerSecond: rate,
+          durationS,
+          redisUrl: cluster.url,
+          scorerEnv: { REDIS_CLUSTER_NODES: cluster.ports.map((p) => `127.0.0.1:${p}`).join(",") },
+          checkCardState: false,
+        },
         async ({ at }) => {
           await at((durationS * 1000) / 2);
           await cluster.killNode(2);
@@ -109,7 +116,7 @@ export const redisClusterScenario: Scenario = {
           ),
         ],
         [
-          "the scorer is given the first master's URL, as REDIS_URL; card state is not checked (a master's slots die with it)",
+          "the scorer is given the three masters as REDIS_CLUSTER_NODES; card state is not checked (a master's slots die with it)",
         ],
       );
     } finally {

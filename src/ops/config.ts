@@ -64,11 +64,21 @@ export interface SchemaRegistryConfig {
   readonly password?: string;
 }
 
-export interface RedisConfig {
-  readonly url: string;
-  readonly password?: string;
+export interface RedisTlsConfig {
   /** True for rediss:// URLs unless set explicitly. */
-  readonly tls: boolean;
+  readonly enabled: boolean;
+  readonly caFile?: string;
+}
+
+export interface RedisConfig {
+  /** With clusterNodes, only its scheme and credentials are used. */
+  readonly url: string;
+  /** Present when Redis is a Cluster: the seeds ioredis discovers the other nodes from. */
+  readonly clusterNodes?: readonly string[];
+  /** Win over the URL's user and password. */
+  readonly username?: string;
+  readonly password?: string;
+  readonly tls: RedisTlsConfig;
   readonly namespace: string;
   readonly stateTtlMs: number;
   readonly historyLength: number;
@@ -373,7 +383,10 @@ function toScorerConfig(c: ParsedConfig, warnings: string[]): ScorerConfig {
           ? undefined
           : { mechanism: sasl.mechanism, username: sasl.username!, password: sasl.password! },
     },
-    redis: { ...c.redis, tls: c.redis.tls ?? c.redis.url.startsWith("rediss:") },
+    redis: {
+      ...c.redis,
+      tls: { ...c.redis.tls, enabled: c.redis.tls.enabled ?? c.redis.url.startsWith("rediss:") },
+    },
     scoring: {
       ...c.scoring,
       stateTimeoutMs: c.scoring.stateTimeoutMs ?? share(c.scoring.budgetMs),

@@ -54,20 +54,21 @@ const parsedUrl = (s: string): URL | undefined => {
   }
 };
 
-const BROKER = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$/;
-const isBroker = (s: string) => {
-  const port = Number(BROKER.exec(s)?.[1] ?? 0);
+const HOST_PORT = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$/;
+const isHostPort = (s: string) => {
+  const port = Number(HOST_PORT.exec(s)?.[1] ?? 0);
   return port >= 1 && port <= 65535;
 };
-const BROKERS_EXPECTED = "expected a comma-separated list of host:port";
-const brokerList = z.preprocess(
+const HOST_PORTS_EXPECTED = "expected a comma-separated list of host:port";
+/** host:port list: Kafka's bootstrap brokers, Redis Cluster's seed nodes. */
+const hostPortList = z.preprocess(
   listFromText,
   z
-    .array(z.string(), { error: BROKERS_EXPECTED })
-    .min(1, { error: BROKERS_EXPECTED })
+    .array(z.string(), { error: HOST_PORTS_EXPECTED })
+    .min(1, { error: HOST_PORTS_EXPECTED })
     .superRefine((brokers, ctx) => {
-      for (const bad of brokers.filter((b) => !isBroker(b)))
-        ctx.addIssue({ code: "custom", message: `${BROKERS_EXPECTED}; "${bad}" is not one` });
+      for (const bad of brokers.filter((b) => !isHostPort(b)))
+        ctx.addIssue({ code: "custom", message: `${HOST_PORTS_EXPECTED}; "${bad}" is not one` });
     }),
 );
 
@@ -121,7 +122,7 @@ export const configSchema = z
     configFile: text().optional(),
     dev: onOff().default(false),
     kafka: z.object({
-      brokers: brokerList,
+      brokers: hostPortList,
       clientId: text().default("fraud-scorer"),
       groupId: text().default("fraud-scorer"),
       transactionsTopic: text().default("transactions"),
@@ -167,8 +168,13 @@ export const configSchema = z
       url: urlWith(["redis:", "rediss:"], "expected a redis:// or rediss:// URL").default(
         "redis://127.0.0.1:6379",
       ),
+      clusterNodes: hostPortList.optional(),
+      username: text().optional(),
       password: text().optional(),
-      tls: onOff().optional(),
+      tls: z.object({
+        enabled: onOff().optional(),
+        caFile: text("expected a file path").optional(),
+      }),
       namespace: z
         .preprocess(
           trimmed,
@@ -262,8 +268,11 @@ export const configSchema = z
   )
   .superRefine(
     ({ redis }, ctx) => {
-      if (redis.tls === false && redis.url.startsWith("rediss:"))
-        problem(ctx, "redis.tls", "cannot be false with a rediss:// URL");
+      const { enabled, caFile } = redis.tls;
+      if (enabled === false && redis.url.startsWith("rediss:"))
+        problem(ctx, "redis.tls.enabled", "cannot be false with a rediss:// URL");
+      else if (caFile !== undefined && !(enabled ?? redis.url.startsWith("rediss:")))
+        problem(ctx, "redis.tls.caFile", "given without TLS: set redis.tls.enabled or use a rediss:// URL");
     },
     { when: validAt("redis.tls", "redis.url") },
   )

@@ -127,8 +127,21 @@ export const CONFIG_SETTINGS: readonly ConfigSetting[] = [
     flag: "redis-url",
     flagValue: "url",
   }),
-  setting("redis.password", "Redis password", { env: "REDIS_PASSWORD", secret: true }),
-  setting("redis.tls", "TLS to Redis (default: on for rediss://)", { env: "REDIS_TLS" }),
+  setting(
+    "redis.clusterNodes",
+    "Redis Cluster seed nodes, comma-separated host:port (the URL's host is then unused)",
+    {
+      env: "REDIS_CLUSTER_NODES",
+      flag: "redis-cluster-nodes",
+      flagValue: "list",
+    },
+  ),
+  setting("redis.username", "Redis ACL user (wins over the URL's)", { env: "REDIS_USERNAME" }),
+  setting("redis.password", "Redis password (wins over the URL's)", { env: "REDIS_PASSWORD", secret: true }),
+  setting("redis.tls.enabled", "TLS to Redis (default: on for rediss://)", { env: "REDIS_TLS" }),
+  setting("redis.tls.caFile", "PEM file of the CA that signed the Redis servers' certificates", {
+    env: "REDIS_TLS_CA_FILE",
+  }),
   setting("redis.namespace", "prefix of every card-state key", { env: "REDIS_NAMESPACE" }),
   setting("redis.stateTtlMs", "card-state time to live, ms", { env: "STATE_TTL_MS" }),
   setting("redis.historyLength", "transactions kept per card for state rebuilds", {

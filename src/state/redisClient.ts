@@ -1,17 +1,58 @@
-// The one place the scorer's Redis client is built from config. The card-state store (and any
-// other Redis adapter) is handed the client; nothing else in src imports ioredis.
-import { Redis } from "ioredis";
+// The one place the scorer's Redis client is built from config: a single node, or a Cluster when
+// seed nodes are given. The card-state store (and any other Redis adapter) is handed the client;
+// nothing else in src imports ioredis.
+import { readFileSync } from "node:fs";
+import { Cluster, Redis, type RedisOptions } from "ioredis";
 import type { Logger } from "pino";
-import type { ScorerConfig } from "../ops/config.js";
+import type { RedisConfig } from "../ops/config.js";
 
-/** Redis calls fail fast while disconnected: the breakers, not a queue, decide what waits. */
-export function connectRedis(config: ScorerConfig["redis"]): Redis {
-  return new Redis(config.url, {
-    ...(config.password !== undefined ? { password: config.password } : {}),
-    ...(config.tls ? { tls: {} } : {}),
+export type ScorerRedis = Redis | Cluster;
+
+/** What every connection to a node carries: who we are, and TLS. */
+type NodeConnection = Pick<RedisOptions, "username" | "password" | "tls">;
+
+/**
+ * Credentials and TLS from the URL and the keys, the keys winning. The options are built here
+ * rather than handing ioredis the URL: ioredis lets a URL's parts override the options, so a user
+ * in the URL and the password in REDIS_PASSWORD would send an empty password.
+ */
+export function nodeConnection(
+  config: RedisConfig,
+): NodeConnection & { host: string; port: number; db: number } {
+  const url = new URL(config.url);
+  const fromUrl = (part: string) => (part === "" ? undefined : decodeURIComponent(part));
+  const username = config.username ?? fromUrl(url.username);
+  const password = config.password ?? fromUrl(url.password);
+  const db = Number(url.pathname.slice(1) || 0);
+  return {
+    host: url.hostname.replace(/^\[(.*)\]$/, "$1"),
+    port: Number(url.port || 6379),
+    db: Number.isInteger(db) ? db : 0,
+    ...(username !== undefined ? { username } : {}),
+    ...(password !== undefined ? { password } : {}),
+    ...(config.tls.enabled
+      ? { tls: config.tls.caFile !== undefined ? { ca: [readFileSync(config.tls.caFile, "utf8")] } : {} }
+      : {}),
+  };
+}
+
+const clusterSeed = (node: string) => {
+  const at = node.lastIndexOf(":");
+  return { host: node.slice(0, at).replace(/^\[(.*)\]$/, "$1"), port: Number(node.slice(at + 1)) };
+};
+
+// Redis calls fail fast while disconnected: the breakers, not a queue, decide what waits.
+const FAIL_FAST = { enableOfflineQueue: false, maxRetriesPerRequest: 0 } as const;
+const reconnectDelay = (attempt: number) => Math.min(attempt * 50, 1_000);
+
+export function connectRedis(config: RedisConfig): ScorerRedis {
+  const { host, port, db, ...connection } = nodeConnection(config);
+  if (config.clusterNodes === undefined)
+    return new Redis({ host, port, db, ...connection, ...FAIL_FAST, retryStrategy: reconnectDelay });
+  return new Cluster(config.clusterNodes.map(clusterSeed), {
     enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    retryStrategy: (attempt) => Math.min(attempt * 50, 1_000),
+    clusterRetryStrategy: reconnectDelay,
+    redisOptions: { ...connection, maxRetriesPerRequest: 0 },
   });
 }
 
@@ -19,7 +60,7 @@ export function connectRedis(config: ScorerConfig["redis"]): Redis {
  * Give Redis a moment to connect so the first batches do not trip the breakers; but a scorer
  * must start when Redis is down too (the rules decide until it is back), so never wait long.
  */
-export async function redisReadyOrWarn(redis: Redis, logger: Logger, waitMs = 5_000): Promise<void> {
+export async function redisReadyOrWarn(redis: ScorerRedis, logger: Logger, waitMs = 5_000): Promise<void> {
   if (redis.status === "ready") return;
   const ready = new Promise<boolean>((resolve) => {
     const timer = setTimeout(() => resolve(false), waitMs);

@@ -62,10 +62,8 @@ const secureEnv = (overrides: Record<string, string> = {}): Record<string, strin
   scorerEnvironment({
     kafkaBrokers: kafka.brokers,
     schemaRegistryUrl: endpoints.schemaRegistryUrl,
-    // The password in the URL (the scorer redacts a URL's user info when it logs its config):
-    // with the user in the URL and the password in REDIS_PASSWORD, ioredis sends an empty
-    // password (the URL's parts override the options).
-    redisUrl: `rediss://scorer:${redisPassword}@127.0.0.1:${redis.port}`,
+    // No credentials in the URL: the ACL user, its password and the CA come from their keys.
+    redisUrl: `rediss://127.0.0.1:${redis.port}`,
     topics,
     groupId: `scorer-${topics.transactions}`,
     namespace: `secure-${topics.transactions.slice(-8)}`,
@@ -78,8 +76,9 @@ const secureEnv = (overrides: Record<string, string> = {}): Record<string, strin
       KAFKA_SASL_MECHANISM: "scram-sha-512",
       KAFKA_SASL_USERNAME: "scorer",
       KAFKA_SASL_PASSWORD: kafkaPassword,
-      // The scorer's Redis TLS trusts Node's CA store; the run's CA is added to it.
-      NODE_EXTRA_CA_CERTS: certificates.caFile,
+      REDIS_USERNAME: "scorer",
+      REDIS_PASSWORD: redisPassword,
+      REDIS_TLS_CA_FILE: certificates.caFile,
       ...overrides,
     },
   });

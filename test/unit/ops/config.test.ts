@@ -113,7 +113,7 @@ describe("configuration sources", () => {
     expect(config.kafka.sasl).toBeUndefined();
     expect(config.redis).toMatchObject({
       url: "redis://127.0.0.1:6379",
-      tls: false,
+      tls: { enabled: false },
       namespace: "fs",
       stateTtlMs: 30 * 86_400_000,
       historyLength: 32,
@@ -151,8 +151,40 @@ describe("configuration sources", () => {
   });
 
   it("turns TLS on for rediss:// URLs", () => {
-    expect(load({ ...baseEnv(), REDIS_URL: "rediss://cache:6380" }).redis.tls).toBe(true);
-    expect(load({ ...baseEnv(), REDIS_TLS: "true" }).redis.tls).toBe(true);
+    expect(load({ ...baseEnv(), REDIS_URL: "rediss://cache:6380" }).redis.tls).toEqual({ enabled: true });
+    expect(load({ ...baseEnv(), REDIS_TLS: "true" }).redis.tls).toEqual({ enabled: true });
+  });
+
+  it("reads Redis Cluster seeds, ACL user and the CA file of Redis TLS", () => {
+    const config = load({
+      ...baseEnv(),
+      REDIS_CLUSTER_NODES: "10.0.0.1:7000, 10.0.0.2:7001",
+      REDIS_USERNAME: "scorer",
+      REDIS_PASSWORD: "pw",
+      REDIS_TLS: "on",
+      REDIS_TLS_CA_FILE: "/etc/tls/ca.pem",
+    }).redis;
+    expect(config).toMatchObject({
+      clusterNodes: ["10.0.0.1:7000", "10.0.0.2:7001"],
+      username: "scorer",
+      password: "pw",
+      tls: { enabled: true, caFile: "/etc/tls/ca.pem" },
+    });
+    expect(load(baseEnv(), { redisClusterNodes: "a:1" }).redis.clusterNodes).toEqual(["a:1"]);
+  });
+
+  it("refuses cluster seeds that are not host:port", () => {
+    const error = problemsOf({ ...baseEnv(), REDIS_CLUSTER_NODES: "cache-1,cache-2:7000" });
+    expect(error.problems.map((p) => p.path)).toEqual(["redis.clusterNodes"]);
+    expect(error.message).toContain('"cache-1" is not one');
+  });
+
+  it("refuses a Redis CA file while Redis TLS is off", () => {
+    const error = problemsOf({ ...baseEnv(), REDIS_TLS_CA_FILE: "/etc/tls/ca.pem" });
+    expect(error.problems.map((p) => p.path)).toEqual(["redis.tls.caFile"]);
+    expect(
+      load({ ...baseEnv(), REDIS_URL: "rediss://cache:6380", REDIS_TLS_CA_FILE: "/ca.pem" }).redis.tls,
+    ).toEqual({ enabled: true, caFile: "/ca.pem" });
   });
 
   it("hands out a frozen object", () => {
@@ -310,7 +342,7 @@ describe("configuration errors", () => {
 
   it("refuses turning TLS off for a rediss:// URL", () => {
     const error = problemsOf({ ...baseEnv(), REDIS_URL: "rediss://cache:6380", REDIS_TLS: "false" });
-    expect(error.problems.map((p) => p.path)).toEqual(["redis.tls"]);
+    expect(error.problems.map((p) => p.path)).toEqual(["redis.tls.enabled"]);
   });
 
   it("refuses unknown and misspelt keys in the file, suggesting the right one", () => {
@@ -450,6 +482,7 @@ describe("CLI flags", () => {
       "kafka-brokers": "kafka.brokers",
       "schema-registry-url": "schemaRegistry.url",
       "redis-url": "redis.url",
+      "redis-cluster-nodes": "redis.clusterNodes",
       "model-dir": "model.dir",
       provider: "model.provider",
       "rules-file": "rules.file",
