@@ -4,7 +4,7 @@
 import { Redis } from "ioredis";
 import { decodeCardState } from "../src/features/cardStateCodec.js";
 import { FEATURE_SCHEMA_VERSION } from "../src/features/featureVector.js";
-import { RedisCardStateStore } from "../src/features/redisCardStateStore.js";
+import { RedisCardStateStore } from "../src/state/redisCardStateStore.js";
 
 export interface CardStateAudit {
   readonly cards: number;

@@ -16,7 +16,7 @@ import { joinDelimitedFrames } from "../../src/codec/delimited.js";
 import { encodeDecisionPayload, encodeTransactionPayload, Transaction } from "../../src/codec/messages.js";
 import type { DecisionInit } from "../../src/codec/messages.js";
 import { FEATURE_SCHEMA_VERSION } from "../../src/features/featureVector.js";
-import { RedisCardStateStore } from "../../src/features/redisCardStateStore.js";
+import { RedisCardStateStore } from "../../src/state/redisCardStateStore.js";
 import { decodeTransactionRecord } from "../../src/ingest/decodeTransactionRecord.js";
 import { computeFeatureHashes } from "../../src/ingest/featureHashes.js";
 import { FALLBACK_CAUSE_LABELS, ScorerMetrics } from "../../src/ops/metrics.js";

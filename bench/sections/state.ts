@@ -7,7 +7,7 @@ import { Transaction, encodeTransactionPayload } from "../../src/codec/messages.
 import { emptyCardState } from "../../src/features/cardState.js";
 import { encodeCardState } from "../../src/features/cardStateCodec.js";
 import { FEATURE_SCHEMA_VERSION } from "../../src/features/featureVector.js";
-import { RedisCardStateStore } from "../../src/features/redisCardStateStore.js";
+import { RedisCardStateStore } from "../../src/state/redisCardStateStore.js";
 import { computeFeatureHashes } from "../../src/ingest/featureHashes.js";
 import type { CardStateWrite, DeviceTouch } from "../../src/scoring/ports.js";
 import type { BenchContext } from "../support/benchContext.js";

@@ -3,7 +3,7 @@
 // drains the batch in hand, commits and leaves the group before the process exits.
 import type { Command } from "commander";
 import { FEATURE_SCHEMA_VERSION } from "../features/featureVector.js";
-import { RedisCardStateStore } from "../features/redisCardStateStore.js";
+import { RedisCardStateStore } from "../state/redisCardStateStore.js";
 import { connectRedis, redisReadyOrWarn } from "../state/redisClient.js";
 import { loadModelRunner } from "../model/loadModelRunner.js";
 import { addConfigOptions, ConfigError, loadConfig, redactConfig, type ScorerConfig } from "../ops/config.js";

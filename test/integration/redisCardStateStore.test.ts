@@ -6,8 +6,8 @@ import {
   RedisCardStateStore,
   redactedKey,
   type RedisCardStateStoreOptions,
-} from "../../src/features/redisCardStateStore.js";
-import { clusterSlot, type RedisClient } from "../../src/features/redisRoundTrip.js";
+} from "../../src/state/redisCardStateStore.js";
+import { clusterSlot, type RedisClient } from "../../src/state/redisRoundTrip.js";
 import { DAY_MS, HOUR_MS } from "../../src/features/cardState.js";
 import type { CardStateWrite, DeviceTouch, HistoryEntry } from "../../src/scoring/ports.js";
 import { startThrowawayCluster, startThrowawayRedis } from "./support/throwawayRedis.js";

@@ -11,7 +11,7 @@ import {
   type DecisionInit,
 } from "../../src/codec/messages.js";
 import { FEATURE_SCHEMA_VERSION } from "../../src/features/featureVector.js";
-import { RedisCardStateStore } from "../../src/features/redisCardStateStore.js";
+import { RedisCardStateStore } from "../../src/state/redisCardStateStore.js";
 import { computeFeatureHashes } from "../../src/ingest/featureHashes.js";
 import { loadModelRunner, type ModelRunner } from "../../src/model/loadModelRunner.js";
 import { ruleEvaluator } from "../../src/rules/ruleEvaluator.js";

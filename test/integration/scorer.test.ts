@@ -13,7 +13,7 @@ import {
   type Transaction,
 } from "../../src/codec/messages.js";
 import { decodeCardState } from "../../src/features/cardStateCodec.js";
-import { RedisCardStateStore } from "../../src/features/redisCardStateStore.js";
+import { RedisCardStateStore } from "../../src/state/redisCardStateStore.js";
 import { FEATURE_SCHEMA_VERSION } from "../../src/features/featureVector.js";
 import { testEndpoints } from "./endpoints.js";
 import { DecisionsCollector, TopicCollector } from "./support/decisionsCollector.js";

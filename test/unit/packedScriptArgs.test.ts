@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { PackedScriptArgs } from "../../src/features/packedScriptArgs.js";
+import { PackedScriptArgs } from "../../src/state/packedScriptArgs.js";
 
 describe("PackedScriptArgs", () => {
   it("writes counts and length-prefixed fields big-endian, strings as UTF-8", () => {

@@ -1,6 +1,6 @@
 // Card state in Redis: HMAC-verified reads, compare-and-set writes on stream position, a capped
 // per-card history for rebuilding state, and per-device fan-out HyperLogLogs. Every method is one
-// network round trip for the whole batch (src/features/redisRoundTrip.ts), and reads and writes
+// network round trip for the whole batch (src/state/redisRoundTrip.ts), and reads and writes
 // are one script call per batch (per node on a Cluster, the script flagged allow-cross-slot-keys):
 // building one Redis command per card cost more CPU than everything else the scorer does.
 // The read script returns the history of every card without state in the same reply, so a new
@@ -33,10 +33,10 @@ import type {
   StoredCardState,
   StreamPosition,
   WriteOutcome,
-} from "./cardStatePort.js";
-import { DAY_MS, HOUR_MS } from "./cardState.js";
-import { decodeHistoryEntry, encodeHistoryEntry } from "./cardHistoryCodec.js";
-import { DEFAULT_DEVICE_WINDOW_MS, deviceWindowBucket } from "./deviceWindowBuckets.js";
+} from "../features/cardStatePort.js";
+import { DAY_MS, HOUR_MS } from "../features/cardState.js";
+import { decodeHistoryEntry, encodeHistoryEntry } from "../features/cardHistoryCodec.js";
+import { DEFAULT_DEVICE_WINDOW_MS, deviceWindowBucket } from "../features/deviceWindowBuckets.js";
 import { PACKED_ARGS_LUA, PackedScriptArgs } from "./packedScriptArgs.js";
 import {
   groupByNode,
