@@ -65,6 +65,7 @@ export function createPlatformaticPort(settings: KafkaConnectionSettings): Kafka
         consumer,
         consume,
         commits: true,
+        errorContext: { settings, groupId: options.groupId, groupInstanceId: options.groupInstanceId },
         onEvent: options.onEvent,
         lag:
           options.onLag !== undefined
@@ -97,7 +98,13 @@ export function createPlatformaticPort(settings: KafkaConnectionSettings): Kafka
                 offset: BigInt(offset),
               })),
             };
-      return new PlatformaticSource({ consumer, consume, commits: false, onEvent: options.onEvent });
+      return new PlatformaticSource({
+        consumer,
+        consume,
+        commits: false,
+        onEvent: options.onEvent,
+        errorContext: { settings },
+      });
     },
 
     sink(): RecordSink {
