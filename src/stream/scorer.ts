@@ -245,9 +245,9 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
   };
 }
 
-/** A failure the adapter could name (wrong password, untrusted certificate …) says what to check. */
+/** The adapter names what failed (wrong password, untrusted certificate, lost brokers …). */
 const consumerFailure = (err: unknown) =>
-  err instanceof KafkaPortError && err.kind !== "crashed" ? err.message : "the consumer crashed";
+  err instanceof KafkaPortError ? `the consumer stopped: ${err.message}` : "the consumer crashed";
 
 /**
  * One transactional id per instance: with static membership the instance id is stable across

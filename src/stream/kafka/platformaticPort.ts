@@ -43,6 +43,8 @@ export function createPlatformaticPort(settings: KafkaConnectionSettings): Kafka
                     // A heartbeat every third of the session: two may be lost before the broker gives up.
                     heartbeatInterval: Math.max(100, Math.floor(options.sessionTimeoutMs / 3)),
                     rebalanceTimeout: Math.max(options.sessionTimeoutMs, 30_000),
+                    // Unanswered for a whole session, the broker has dropped us: stop, don't hang on.
+                    heartbeatStallTimeout: options.sessionTimeoutMs,
                   }
                 : {}),
             };
