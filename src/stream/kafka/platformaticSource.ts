@@ -74,6 +74,11 @@ export class PlatformaticSource implements RecordSource {
         if (nonRetriableClientError(error, this.#options.errorContext) !== undefined) this.#crash(error);
       });
     });
+    // A heartbeat refused for good (KIP-848 UNRELEASED_INSTANCE_ID, FENCED_INSTANCE_ID) ends
+    // the member; any other heartbeat error is the client's to retry.
+    consumer.on("consumer:heartbeat:error", ({ error }: { error: unknown }) => {
+      if (nonRetriableClientError(error, this.#options.errorContext) !== undefined) this.#crash(error);
+    });
     let stream: Stream;
     try {
       stream = await consumer.consume(this.#options.consume);
