@@ -173,9 +173,23 @@ export interface KafkaPort {
   admin(): TopicAdmin;
 }
 
-/** Errors from the adapter carry a kind, as everywhere else. */
+/**
+ * Errors from the adapter carry a kind, as everywhere else. The first four are settings or
+ * group state that no retry cures: the process stops at once and says what to check.
+ */
+export type KafkaPortErrorKind =
+  | "auth_failed"
+  | "tls_untrusted"
+  | "instance_id_in_use"
+  | "fenced"
+  | "crashed"
+  | "not_found"
+  | "commit_failed"
+  | "publish_failed"
+  | "closed";
+
 export class KafkaPortError extends Error {
-  readonly kind: "crashed" | "fenced" | "not_found" | "commit_failed" | "publish_failed" | "closed";
+  readonly kind: KafkaPortErrorKind;
   constructor(kind: KafkaPortError["kind"], message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = "KafkaPortError";

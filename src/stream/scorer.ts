@@ -20,7 +20,7 @@ import {
 import { DeadLetterPublisher } from "./deadLetter.js";
 import { DecisionProducer } from "./decisionProducer.js";
 import { createKafkaPort, type KafkaConnectionSettings } from "./kafka/index.js";
-import type { OutgoingRecord, RecordSink, SourceEvent } from "./kafkaPort.js";
+import { KafkaPortError, type OutgoingRecord, type RecordSink, type SourceEvent } from "./kafkaPort.js";
 import { ScoringQueue } from "./scoringQueue.js";
 import { TransactionConsumer } from "./transactionConsumer.js";
 import { TransactionScope } from "./transactionScope.js";
@@ -111,7 +111,7 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
         "joined the consumer group",
       );
     } else if (event.type === "revoked") logger.info({ groupId: k.groupId }, "group rebalancing");
-    else stopFatally(event.error, "the consumer crashed");
+    else stopFatally(event.error, consumerFailure(event.error));
   };
   const port = createKafkaPort(k);
   const source = port.groupSource({
@@ -224,7 +224,10 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
     maxQueuedItems: scoring.maxBatch * 16,
     onFatal: (err) => stopFatally(err, "decisions could not be published"),
   });
-  await consumer.start();
+  await consumer.start().catch((err: unknown) => {
+    stopFatally(err, consumerFailure(err));
+    throw err;
+  });
 
   return {
     async stop() {
@@ -240,6 +243,10 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
     },
   };
 }
+
+/** The adapter names what failed (wrong password, untrusted certificate, lost brokers …). */
+const consumerFailure = (err: unknown) =>
+  err instanceof KafkaPortError ? `the consumer stopped: ${err.message}` : "the consumer crashed";
 
 /**
  * One transactional id per instance: with static membership the instance id is stable across

@@ -133,6 +133,13 @@ export class ScorerChild {
     return total;
   }
 
+  /** Resolves with the exit code once the process has ended, by itself or stopped. */
+  exited(): Promise<number | null> {
+    if (this.#child.exitCode !== null || this.#child.signalCode !== null)
+      return Promise.resolve(this.#child.exitCode);
+    return once(this.#child, "exit").then(([code]) => code as number | null);
+  }
+
   /**
    * SIGTERM (the default): it drains, commits and leaves the group; SIGKILL after `graceMs`.
    * SIGKILL: a crash.

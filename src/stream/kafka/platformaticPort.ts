@@ -43,6 +43,8 @@ export function createPlatformaticPort(settings: KafkaConnectionSettings): Kafka
                     // A heartbeat every third of the session: two may be lost before the broker gives up.
                     heartbeatInterval: Math.max(100, Math.floor(options.sessionTimeoutMs / 3)),
                     rebalanceTimeout: Math.max(options.sessionTimeoutMs, 30_000),
+                    // Unanswered for a whole session, the broker has dropped us: stop, don't hang on.
+                    heartbeatStallTimeout: options.sessionTimeoutMs,
                   }
                 : {}),
             };
@@ -65,6 +67,7 @@ export function createPlatformaticPort(settings: KafkaConnectionSettings): Kafka
         consumer,
         consume,
         commits: true,
+        errorContext: { settings, groupId: options.groupId, groupInstanceId: options.groupInstanceId },
         onEvent: options.onEvent,
         lag:
           options.onLag !== undefined
@@ -97,7 +100,13 @@ export function createPlatformaticPort(settings: KafkaConnectionSettings): Kafka
                 offset: BigInt(offset),
               })),
             };
-      return new PlatformaticSource({ consumer, consume, commits: false, onEvent: options.onEvent });
+      return new PlatformaticSource({
+        consumer,
+        consume,
+        commits: false,
+        onEvent: options.onEvent,
+        errorContext: { settings },
+      });
     },
 
     sink(): RecordSink {

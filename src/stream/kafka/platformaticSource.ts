@@ -12,6 +12,7 @@ import {
   type RecordSource,
   type SourceEvent,
 } from "../kafkaPort.js";
+import { nonRetriableClientError, type ClientErrorContext } from "./clientErrorKind.js";
 
 type Stream = MessagesStream<Buffer, Buffer, Buffer, Buffer>;
 type KafkaMessage = Message<Buffer, Buffer, Buffer, Buffer>;
@@ -29,6 +30,8 @@ export interface PlatformaticSourceOptions {
   /** Readers without a group of their own never commit. */
   readonly commits: boolean;
   readonly onEvent?: ((event: SourceEvent) => void) | undefined;
+  /** Names failures no retry cures (wrong password, untrusted certificate, instance id held). */
+  readonly errorContext: ClientErrorContext;
   readonly lag?:
     { readonly onLag: (lags: readonly PartitionLag[]) => void; readonly intervalMs: number } | undefined;
 }
@@ -40,6 +43,8 @@ export class PlatformaticSource implements RecordSource {
   #busy = false;
   #paused = false;
   #closed = false;
+  /** The failure that ended the source, reported once. */
+  #failure: KafkaPortError | undefined;
   /** Per partition, the last message of each batch handed over and not yet committed. */
   readonly #uncommitted = new Map<string, Map<number, KafkaMessage>>();
 
@@ -62,7 +67,25 @@ export class PlatformaticSource implements RecordSource {
     });
     consumer.on("consumer:group:rebalance", () => onEvent?.({ type: "revoked" }));
     consumer.on("error", (error: unknown) => this.#crash(error));
-    const stream = await consumer.consume(this.#options.consume);
+    // The client reports a broker connection's failure only as "cannot connect" after all its
+    // retries; each connection's own error says whether any retry can help.
+    consumer.on("client:broker:connecting", ({ connection }: { connection: NodeJS.EventEmitter }) => {
+      connection.on("error", (error: unknown) => {
+        if (nonRetriableClientError(error, this.#options.errorContext) !== undefined) this.#crash(error);
+      });
+    });
+    // A heartbeat refused for good (KIP-848 UNRELEASED_INSTANCE_ID, FENCED_INSTANCE_ID) ends
+    // the member; any other heartbeat error is the client's to retry.
+    consumer.on("consumer:heartbeat:error", ({ error }: { error: unknown }) => {
+      if (nonRetriableClientError(error, this.#options.errorContext) !== undefined) this.#crash(error);
+    });
+    let stream: Stream;
+    try {
+      stream = await consumer.consume(this.#options.consume);
+    } catch (error) {
+      this.#crash(error);
+      throw this.#failure ?? error;
+    }
     this.#stream = stream;
     stream.on("error", (error: unknown) => this.#crash(error));
     stream.on("readable", () => this.#deliver());
@@ -171,8 +194,13 @@ export class PlatformaticSource implements RecordSource {
   }
 
   #crash(error: unknown): void {
-    if (this.#closed) return;
-    this.#options.onEvent?.({ type: "crashed", error });
+    if (this.#closed || this.#failure !== undefined) return;
+    const nonRetriable = nonRetriableClientError(error, this.#options.errorContext);
+    this.#failure =
+      nonRetriable ?? new KafkaPortError("crashed", "the Kafka consumer failed", { cause: error });
+    // Closing stops the client's retries of a failure no retry cures.
+    if (nonRetriable !== undefined) void this.#options.consumer.close(true).catch(() => undefined);
+    this.#options.onEvent?.({ type: "crashed", error: this.#failure });
   }
 }
 

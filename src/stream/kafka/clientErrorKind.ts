@@ -1,0 +1,103 @@
+// Which client failures no retry can cure. The client wraps a broker's SASL rejection and a TLS
+// handshake's certificate error in a retriable NetworkError (and those in MultipleErrors per
+// retried call), so it would retry a wrong password or an untrusted CA until its budget runs out
+// and then report "Cannot connect to any broker". We look through the wrapping for the cause
+// and name it, so start-up stops at once with a line that says what to check.
+import { KafkaPortError } from "../kafkaPort.js";
+import type { KafkaConnectionSettings } from "./clientOptions.js";
+
+/** Node's codes for a peer certificate that the configured CAs (or host name) do not vouch for. */
+const UNTRUSTED_CERTIFICATE_CODES = new Set([
+  "UNABLE_TO_GET_ISSUER_CERT",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "CERT_UNTRUSTED",
+  "CERT_REJECTED",
+  "CERT_SIGNATURE_FAILURE",
+  "CERT_HAS_EXPIRED",
+  "CERT_NOT_YET_VALID",
+  "ERR_TLS_CERT_ALTNAME_INVALID",
+]);
+
+const isAuthenticationFailure = (e: ErrorLike) => e.code === "PLT_KFK_AUTHENTICATION";
+const isUntrustedCertificate = (e: ErrorLike) =>
+  typeof e.code === "string" && UNTRUSTED_CERTIFICATE_CODES.has(e.code);
+/** KIP-848: a static member's instance id is still held by a member the broker has not released. */
+const isUnreleasedInstanceId = (e: ErrorLike) => e.apiId === "UNRELEASED_INSTANCE_ID";
+/** Another live member joined with the same group.instance.id and took our place. */
+const isFencedInstanceId = (e: ErrorLike) => e.apiId === "FENCED_INSTANCE_ID";
+
+interface ErrorLike {
+  readonly code?: unknown;
+  readonly apiId?: unknown;
+  readonly message?: unknown;
+  readonly cause?: unknown;
+  readonly errors?: unknown;
+}
+
+/** Every error in a client error's tree: itself, its causes and aggregated errors. */
+function* errorTree(error: unknown, depth = 0): Generator<ErrorLike> {
+  if (depth > 16 || error === null || typeof error !== "object") return;
+  const e = error as ErrorLike;
+  yield e;
+  if (e.cause !== undefined) yield* errorTree(e.cause, depth + 1);
+  if (Array.isArray(e.errors)) for (const inner of e.errors) yield* errorTree(inner, depth + 1);
+}
+
+export interface ClientErrorContext {
+  readonly settings: KafkaConnectionSettings;
+  readonly groupId?: string | undefined;
+  readonly groupInstanceId?: string | undefined;
+}
+
+/**
+ * The KafkaPortError for a failure no retry can cure, or undefined when the client's retries
+ * (or a restart) may still get through. The message names what failed and what to check,
+ * never a secret.
+ */
+export function nonRetriableClientError(
+  error: unknown,
+  context: ClientErrorContext,
+): KafkaPortError | undefined {
+  const { settings } = context;
+  const brokers = settings.brokers.join(",");
+  for (const e of errorTree(error)) {
+    if (isAuthenticationFailure(e)) {
+      const sasl = settings.sasl;
+      const who = sasl ? `user "${sasl.username}" (${sasl.mechanism.toUpperCase()})` : "this client";
+      return new KafkaPortError(
+        "auth_failed",
+        `Kafka SASL authentication failed for ${who} at ${brokers}: check KAFKA_SASL_USERNAME, ` +
+          "KAFKA_SASL_PASSWORD and KAFKA_SASL_MECHANISM against the broker's users",
+        { cause: error },
+      );
+    }
+    if (isUntrustedCertificate(e)) {
+      const ca = settings.ssl?.caFile ?? "Node's default CA store";
+      return new KafkaPortError(
+        "tls_untrusted",
+        `the certificate of Kafka broker ${brokers} is not trusted (${String(e.code)}: ${String(e.message)}): ` +
+          `check KAFKA_SSL_CA_FILE (now ${ca}) holds the CA that signed it and the broker's host name matches`,
+        { cause: error },
+      );
+    }
+    if (isUnreleasedInstanceId(e))
+      return new KafkaPortError(
+        "instance_id_in_use",
+        `group "${context.groupId}" still holds group.instance.id "${context.groupInstanceId}" for a member ` +
+          "that is gone: wait for the broker's session timeout to release it, or start with another " +
+          "KAFKA_GROUP_INSTANCE_ID",
+        { cause: error },
+      );
+    if (isFencedInstanceId(e))
+      return new KafkaPortError(
+        "fenced",
+        `another member of group "${context.groupId}" joined with group.instance.id ` +
+          `"${context.groupInstanceId}": give each instance its own KAFKA_GROUP_INSTANCE_ID`,
+        { cause: error },
+      );
+  }
+  return undefined;
+}

@@ -1,0 +1,58 @@
+import { AuthenticationError, MultipleErrors, NetworkError, ProtocolError } from "@platformatic/kafka";
+import { describe, expect, it } from "vitest";
+import { nonRetriableClientError } from "../../src/stream/kafka/clientErrorKind.js";
+
+const context = {
+  settings: {
+    brokers: ["127.0.0.1:9093"],
+    clientId: "fraud-scorer",
+    sasl: { mechanism: "scram-sha-512" as const, username: "scorer", password: "s3cret-pw" },
+    ssl: { enabled: true, caFile: "/etc/ca.pem" },
+  },
+  groupId: "scorers",
+  groupInstanceId: "scorer-1",
+};
+
+/** The shape the client reports after its retries: each call's attempts wrapped again. */
+const afterRetries = (cause: Error) =>
+  new MultipleErrors("joinGroup failed 6 times.", [
+    new MultipleErrors("Cannot connect to any broker.", [
+      new NetworkError("Connection to 127.0.0.1:9093 failed.", { cause }),
+    ]),
+  ]);
+
+describe("a Kafka client failure no retry cures", () => {
+  it("names a SASL rejection deep in retried connection errors, and not the password", () => {
+    const err = nonRetriableClientError(
+      afterRetries(new AuthenticationError("SASL authentication failed.")),
+      context,
+    );
+    expect(err?.kind).toBe("auth_failed");
+    expect(err?.message).toMatch(/SASL authentication failed for user "scorer"/);
+    expect(err?.message).toContain("KAFKA_SASL_PASSWORD");
+    expect(err?.message).not.toContain("s3cret-pw");
+  });
+
+  it("names a broker certificate the configured CA does not vouch for", () => {
+    const tls = Object.assign(new Error("self-signed certificate in certificate chain"), {
+      code: "SELF_SIGNED_CERT_IN_CHAIN",
+    });
+    const err = nonRetriableClientError(afterRetries(tls), context);
+    expect(err?.kind).toBe("tls_untrusted");
+    expect(err?.message).toContain("/etc/ca.pem");
+  });
+
+  it("names a static instance id still held by a gone member (KIP-848)", () => {
+    const err = nonRetriableClientError(
+      new MultipleErrors("consumerGroupHeartbeat failed.", [new ProtocolError("UNRELEASED_INSTANCE_ID")]),
+      context,
+    );
+    expect(err?.kind).toBe("instance_id_in_use");
+    expect(err?.message).toContain('"scorer-1"');
+  });
+
+  it("leaves a refused connection to the client's retries", () => {
+    const refused = Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
+    expect(nonRetriableClientError(afterRetries(refused), context)).toBeUndefined();
+  });
+});
