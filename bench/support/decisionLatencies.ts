@@ -4,8 +4,8 @@
 // time (the topic uses LogAppendTime). The stage breakdown comes from the Decision's own timings.
 import { setTimeout as sleep } from "node:timers/promises";
 import type { KafkaPort, RecordSource } from "../../src/stream/kafkaPort.js";
-import { parseConfluentFrame } from "../../src/codec/confluent.js";
-import { decodeDecisionPayload, FallbackCause, type Decision } from "../../src/codec/messages.js";
+import { decodeDecisionRecord } from "../../src/codec/decisionRecord.js";
+import { FallbackCause, type Decision } from "../../src/codec/messages.js";
 import { LatencyHistogram, type LatencySummary } from "../../src/tools/latencyHistogram.js";
 
 export const STAGES = [
@@ -196,7 +196,8 @@ export class DecisionLatencyCollector {
   }
 
   #take(value: Buffer | null, appendMs: number, seenAt: number) {
-    const decision = decodeDecision(value);
+    const decoded = decodeDecisionRecord(value);
+    const decision = decoded.ok ? decoded.value : undefined;
     const e = decision && this.#expected.get(decision.transactionId);
     if (!decision || !e) {
       this.unmatched++;
@@ -210,12 +211,4 @@ export class DecisionLatencyCollector {
       appendMs,
     );
   }
-}
-
-function decodeDecision(value: Buffer | null): Decision | undefined {
-  if (!value) return undefined;
-  const frame = parseConfluentFrame(value);
-  if (!frame.ok) return undefined;
-  const decision = decodeDecisionPayload(frame.value.payload);
-  return decision.ok ? decision.value : undefined;
 }

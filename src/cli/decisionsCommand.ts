@@ -71,8 +71,10 @@ export function registerDecisionsCommand(program: Command): void {
           );
           if (limit !== undefined && ++printed >= limit) void stop();
         },
-        onUndecodable: ({ partition, offset, reason }) =>
-          process.stderr.write(`partition ${partition} offset ${offset}: not a decision (${reason})\n`),
+        onUndecodable: ({ partition, offset, error }) =>
+          process.stderr.write(
+            `partition ${partition} offset ${offset}: not a decision (${error.kind}: ${error.message})\n`,
+          ),
       });
       if (!flags.json)
         process.stderr.write(

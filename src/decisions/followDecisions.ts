@@ -1,8 +1,9 @@
 // Follows the decisions topic with a topic reader (it never commits: watching must not move
 // anyone's offsets) and hands each decoded Decision on. Records that are not Confluent-framed
 // Decisions are reported, not fatal: a tail shows what is there.
-import { parseConfluentFrame } from "../codec/confluent.js";
-import { decodeDecisionPayload, type Decision } from "../codec/messages.js";
+import { decodeDecisionRecord } from "../codec/decisionRecord.js";
+import type { DecodeError } from "../codec/decodeError.js";
+import type { Decision } from "../codec/messages.js";
 import type { IsolationLevel, KafkaPort } from "../stream/kafkaPort.js";
 
 export interface FollowOptions {
@@ -15,19 +16,11 @@ export interface FollowOptions {
     decision: Decision,
     meta: { partition: number; offset: number; arrivedAtMs: number },
   ) => void;
-  readonly onUndecodable?: (meta: { partition: number; offset: number; reason: string }) => void;
+  readonly onUndecodable?: (meta: { partition: number; offset: number; error: DecodeError }) => void;
 }
 
 export interface Following {
   stop(): Promise<void>;
-}
-
-export function decodeDecisionRecord(value: Buffer | null): Decision | string {
-  if (!value) return "empty record";
-  const frame = parseConfluentFrame(value);
-  if (!frame.ok) return frame.error.message;
-  const d = decodeDecisionPayload(frame.value.payload);
-  return d.ok ? d.value : d.error.message;
 }
 
 export async function followDecisions({
@@ -50,8 +43,8 @@ export async function followDecisions({
       for (const r of batch.records) {
         const decoded = decodeDecisionRecord(r.value);
         const meta = { partition: r.partition, offset: r.offset };
-        if (typeof decoded === "string") onUndecodable?.({ ...meta, reason: decoded });
-        else onDecision(decoded, { ...meta, arrivedAtMs });
+        if (decoded.ok) onDecision(decoded.value, { ...meta, arrivedAtMs });
+        else onUndecodable?.({ ...meta, error: decoded.error });
       }
   });
   return { stop: () => reader.close() };

@@ -3,7 +3,7 @@
 // decisions topic (Confluent-framed). Keyed by transaction id; the last record of an id wins,
 // as a consumer deduplicating on the key would keep it.
 import { readFile } from "node:fs/promises";
-import { parseConfluentFrame } from "../codec/confluent.js";
+import { decodeDecisionRecord } from "../codec/decisionRecord.js";
 import { splitDelimitedFrames } from "../codec/delimited.js";
 import { decodeDecisionPayload, type DecisionInit } from "../codec/messages.js";
 import { decisionFromJson, type DecisionJson } from "../decisions/decisionJson.js";
@@ -102,10 +102,7 @@ export async function readRecordedDecisionsTopic({
     watermarks,
     idleTimeoutMs,
     onRecord: (r) => {
-      if (!r.value) return;
-      const frame = parseConfluentFrame(r.value);
-      if (!frame.ok) return;
-      const d = decodeDecisionPayload(frame.value.payload);
+      const d = decodeDecisionRecord(r.value);
       if (d.ok && transactionIds.has(d.value.transactionId)) out.set(d.value.transactionId, d.value);
     },
   });

@@ -1,8 +1,8 @@
 // Reads a decisions topic from the beginning and decodes each Confluent-framed Decision.
 import { setTimeout as sleep } from "node:timers/promises";
 import type { IsolationLevel, RecordSource } from "../../../src/stream/kafkaPort.js";
-import { parseConfluentFrame } from "../../../src/codec/confluent.js";
-import { decodeDecisionPayload, type Decision } from "../../../src/codec/messages.js";
+import { decodeDecisionRecord } from "../../../src/codec/decisionRecord.js";
+import type { Decision } from "../../../src/codec/messages.js";
 import { testKafka } from "./kafkaTestTopics.js";
 
 export interface CollectedRecord {
@@ -58,14 +58,6 @@ export class TopicCollector {
   }
 }
 
-export function decodeDecisionRecord(value: Buffer): Decision {
-  const frame = parseConfluentFrame(value);
-  if (!frame.ok) throw new Error(`decision record is not Confluent-framed: ${frame.error.message}`);
-  const decision = decodeDecisionPayload(frame.value.payload);
-  if (!decision.ok) throw new Error(decision.error.message);
-  return decision.value;
-}
-
 export class DecisionsCollector extends TopicCollector {
   /** Latest decision per transaction id (consumers deduplicate on the key). */
   readonly byTransaction = new Map<string, Decision>();
@@ -73,8 +65,10 @@ export class DecisionsCollector extends TopicCollector {
 
   decisions(): Decision[] {
     for (; this.#decoded < this.records.length; this.#decoded++) {
-      const d = decodeDecisionRecord(this.records[this.#decoded]!.value);
-      this.byTransaction.set(d.transactionId, d);
+      const { value, partition, offset } = this.records[this.#decoded]!;
+      const d = decodeDecisionRecord(value);
+      if (!d.ok) throw new Error(`decision at ${partition}:${offset}: ${d.error.kind}: ${d.error.message}`);
+      this.byTransaction.set(d.value.transactionId, d.value);
     }
     return [...this.byTransaction.values()];
   }
