@@ -4,18 +4,10 @@
 // is reported at once. Pure (flags, environment and terminal in, value out) so it is unit-tested.
 import type { Command } from "commander";
 import { z } from "zod";
+import { brokerListSchema } from "./brokerListSchema.js";
 import { parseActions } from "../decisions/decisionFilter.js";
 
 const nonEmpty = z.string().transform((s) => s.trim());
-const brokers = z
-  .string()
-  .transform((s) =>
-    s
-      .split(",")
-      .map((b) => b.trim())
-      .filter((b) => b !== ""),
-  )
-  .refine((list) => list.length > 0, { error: "--kafka-brokers names no broker" });
 const actions = z.string().transform((s, ctx) => {
   const parsed = parseActions(s);
   if (typeof parsed === "string") {
@@ -31,7 +23,7 @@ const limit = z
 
 const tailSchema = z.object({
   topic: nonEmpty.pipe(z.string().min(1, { error: "--topic must not be empty" })),
-  kafkaBrokers: brokers.optional().refine((b) => b !== undefined, {
+  kafkaBrokers: brokerListSchema.optional().refine((b) => b !== undefined, {
     error: "no brokers: give --kafka-brokers or set KAFKA_BROKERS",
   }),
   fromBeginning: z.boolean(),
