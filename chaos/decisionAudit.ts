@@ -1,8 +1,7 @@
 // The suite's independent check of a run, from the topics alone: what was sent (the
 // transactions topic, decoded with the product's codec), what was decided (the decisions
 // topic, read_committed), and what was dead-lettered. Pure over the records, so it is unit-tested.
-import { parseConfluentFrame } from "../src/codec/confluent.js";
-import { decodeDecisionPayload } from "../src/codec/messages.js";
+import { decodeDecisionRecord } from "../src/codec/decisionRecord.js";
 import { decodeTransactionRecord } from "../src/ingest/decodeTransactionRecord.js";
 import type { TopicRecord } from "./topicReader.js";
 
@@ -95,10 +94,11 @@ export function auditDecisions(
   let duplicates = 0;
   let unexpected = 0;
   for (const r of decisionRecords) {
-    const frame = parseConfluentFrame(r.value);
-    if (!frame.ok) throw new Error(`decision at ${r.partition}:${r.offset} is not Confluent-framed`);
-    const decision = decodeDecisionPayload(frame.value.payload);
-    if (!decision.ok) throw new Error(`decision at ${r.partition}:${r.offset}: ${decision.error.message}`);
+    const decision = decodeDecisionRecord(r.value);
+    if (!decision.ok)
+      throw new Error(
+        `decision at ${r.partition}:${r.offset}: ${decision.error.kind}: ${decision.error.message}`,
+      );
     const id = decision.value.transactionId;
     if (!byId.has(id)) unexpected++;
     const seen = firstDecision.get(id);

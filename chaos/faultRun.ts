@@ -7,7 +7,7 @@ import { auditCardState, type CardStateAudit } from "./cardStateAudit.js";
 import { auditDecisions, type DecisionAudit } from "./decisionAudit.js";
 import { auditLogs, type LogAudit } from "./logAudit.js";
 import { startLoad } from "./loadGenerator.js";
-import { chaosKafka, createRunTopics, deleteRunTopics, type RunTopics } from "./runTopics.js";
+import { chaosPort, createRunTopics, deleteRunTopics, type RunTopics } from "./runTopics.js";
 import type { ScenarioContext } from "./scenario.js";
 import { ScorerFleet } from "./scorerFleet.js";
 import { readWholeTopic } from "./topicReader.js";
@@ -150,18 +150,15 @@ async function waitForDrain(
   topic: string,
   { stuckS = 90, capS = 900 } = {},
 ): Promise<boolean> {
-  const admin = chaosKafka(brokers).admin();
-  await admin.connect();
+  const admin = chaosPort(brokers).admin();
   try {
     const cap = Date.now() + capS * 1000;
     let lastCommitted = -1;
     let lastProgress = Date.now();
     while (Date.now() < cap && Date.now() - lastProgress < stuckS * 1000) {
-      const ends = await admin.fetchTopicOffsets(topic);
-      const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
-      const byPartition = new Map(committed?.partitions.map((p) => [p.partition, Number(p.offset)]) ?? []);
-      if (ends.every((e) => Number(e.high) === 0 || (byPartition.get(e.partition) ?? -1) >= Number(e.high)))
-        return true;
+      const ends = await admin.watermarks(topic);
+      const byPartition = await admin.committedOffsets(groupId, topic);
+      if (ends.every((e) => e.high === 0 || (byPartition.get(e.partition) ?? -1) >= e.high)) return true;
       const total = [...byPartition.values()].reduce((sum, offset) => sum + Math.max(0, offset), 0);
       if (total > lastCommitted) {
         lastCommitted = total;
@@ -173,6 +170,6 @@ async function waitForDrain(
   } catch {
     return false;
   } finally {
-    await admin.disconnect();
+    await admin.close().catch(() => {});
   }
 }

@@ -1,9 +1,8 @@
 // Reads a whole topic, from the beginning to the end it had when asked, with a consumer of its
 // own: the suite's independent view of what the scorer wrote. read_committed by default, so a
 // transactional writer's aborted records are not counted.
-import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import { chaosKafka } from "./runTopics.js";
+import { chaosPort } from "./runTopics.js";
 
 export interface TopicRecord {
   readonly partition: number;
@@ -19,51 +18,44 @@ export async function readWholeTopic(
   topic: string,
   { idleMs = 5_000, timeoutMs = 300_000 } = {},
 ): Promise<TopicRecord[]> {
-  const kafka = chaosKafka(brokers);
+  const kafka = chaosPort(brokers);
   const admin = kafka.admin();
-  await admin.connect();
   const ends = new Map<number, number>();
   try {
-    for (const { partition, high, low } of await admin.fetchTopicOffsets(topic)) {
-      if (Number(high) > Number(low)) ends.set(partition, Number(high));
-    }
+    for (const { partition, high, low } of await admin.watermarks(topic))
+      if (high > low) ends.set(partition, high);
   } finally {
-    await admin.disconnect();
+    await admin.close();
   }
   const records: TopicRecord[] = [];
   if (ends.size === 0) return records;
-  const consumer = kafka.consumer({
-    groupId: `chaos-reader-${randomUUID()}`,
-    maxWaitTimeInMs: 200,
-    readUncommitted: false,
-  });
   const pending = new Set(ends.keys());
   let lastArrival = Date.now();
-  await consumer.connect();
-  await consumer.subscribe({ topic, fromBeginning: true });
-  await consumer.run({
-    autoCommit: false,
-    eachBatch: async ({ batch }) => {
-      for (const m of batch.messages) {
+  // A topic reader never commits: the suite's view must not move anyone's offsets.
+  const reader = kafka.topicReader({ topic, from: "earliest", isolation: "read_committed", maxWaitMs: 200 });
+  await reader.start((batches) => {
+    for (const batch of batches) {
+      for (const r of batch.records) {
         const headers: Record<string, string> = {};
-        for (const [k, v] of Object.entries(m.headers ?? {})) headers[k] = String(v);
+        for (const [k, v] of Object.entries(r.headers)) headers[k] = v.toString();
         records.push({
-          partition: batch.partition,
-          offset: Number(m.offset),
-          timestampMs: Number(m.timestamp),
-          key: m.key?.toString() ?? "",
-          value: m.value ?? Buffer.alloc(0),
+          partition: r.partition,
+          offset: r.offset,
+          timestampMs: r.timestampMs,
+          key: r.key?.toString() ?? "",
+          value: r.value ?? Buffer.alloc(0),
           headers,
         });
       }
-      lastArrival = Date.now();
-      // A transactional topic ends with a commit marker no consumer sees; there the reader
+      // A transactional topic ends with a commit marker no reader sees; there the reader
       // stops when nothing has arrived for idleMs.
-      if (Number(batch.lastOffset()) >= (ends.get(batch.partition) ?? 0) - 1) pending.delete(batch.partition);
-    },
+      const last = batch.records.at(-1);
+      if (last && last.offset >= (ends.get(batch.partition) ?? 0) - 1) pending.delete(batch.partition);
+    }
+    lastArrival = Date.now();
   });
   const deadline = Date.now() + timeoutMs;
   while (pending.size > 0 && Date.now() - lastArrival < idleMs && Date.now() < deadline) await sleep(100);
-  await consumer.disconnect();
+  await reader.close();
   return records;
 }

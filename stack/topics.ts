@@ -1,11 +1,13 @@
 // The topics the scorer reads and writes, and the one function that makes sure a broker has
-// them. Used by stack.sh (through ensure-topics.ts) and by the integration tests' global setup.
+// them. Used by stack.sh (through ensure-topics.ts), the integration tests' global setup, and
+// every harness that makes a run's own topics (tests, bench, chaos, the live demo): one path.
 import { setTimeout as sleep } from "node:timers/promises";
 import { createKafkaPort } from "../src/stream/kafka/index.js";
-import type { TopicSpec } from "../src/stream/kafkaPort.js";
+import type { KafkaPort, TopicAdmin, TopicSpec } from "../src/stream/kafkaPort.js";
 import { controlTopicSpec } from "../src/stream/kafkaControlChannel.js";
 
 const COORDINATOR_WAIT_MS = 60_000;
+const METADATA_WAIT_MS = 30_000;
 
 // Right after the offsets topic is created the broker answers "coordinator loading" or "not
 // coordinator" until its partitions are loaded (or the broker is not up yet): retried here.
@@ -30,6 +32,19 @@ async function untilCoordinatorLoaded<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * The partition counts of the topics, once metadata lists them all: a topic created a moment
+ * ago can be missing from it for a while on a loaded broker, which is not a contract breach.
+ */
+async function untilListed(admin: TopicAdmin, topics: readonly TopicSpec[]): Promise<Map<string, number>> {
+  const deadline = Date.now() + METADATA_WAIT_MS;
+  for (;;) {
+    const counts = await admin.partitionCounts(topics.map(({ topic }) => topic));
+    if (topics.every(({ topic }) => counts.has(topic)) || Date.now() > deadline) return counts;
+    await sleep(100);
+  }
+}
+
 export type { TopicSpec };
 
 // Partitions are the unit of scale-out and of card ownership (key = card_id), so the counts
@@ -41,11 +56,40 @@ export const STACK_TOPICS: readonly TopicSpec[] = [
   controlTopicSpec("fraud-scorer.control"),
 ];
 
-export interface EnsureTopicsOptions {
-  readonly brokers: readonly string[];
-  readonly topics?: readonly TopicSpec[];
-  readonly clientId?: string;
+/** The three topics one scorer reads and writes. */
+export interface ScorerTopics {
+  readonly transactions: string;
+  readonly decisions: string;
+  readonly dlq: string;
 }
+
+/** Decision records stamped with the broker's append time: when they became visible to
+ * consumers, by the broker's clock, not by a busy producer's. Latency harnesses use it. */
+export const LOG_APPEND_TIME: Readonly<Record<string, string>> = {
+  "message.timestamp.type": "LogAppendTime",
+};
+
+export interface ScorerTopicsShape {
+  readonly partitions: number;
+  readonly dlqPartitions?: number;
+  readonly replicationFactor?: number;
+  readonly decisionsConfigs?: Readonly<Record<string, string>>;
+}
+
+export const scorerTopicSpecs = (
+  names: ScorerTopics,
+  { partitions, dlqPartitions = 1, replicationFactor, decisionsConfigs }: ScorerTopicsShape,
+): TopicSpec[] => [
+  { topic: names.transactions, numPartitions: partitions, replicationFactor },
+  { topic: names.decisions, numPartitions: partitions, replicationFactor, configs: decisionsConfigs },
+  { topic: names.dlq, numPartitions: dlqPartitions, replicationFactor },
+];
+
+export type EnsureTopicsOptions = (
+  | { readonly brokers: readonly string[]; readonly clientId?: string }
+  // A caller with a configured port (TLS, SASL) hands it over instead of plain brokers.
+  | { readonly kafka: KafkaPort; readonly clientId?: string }
+) & { readonly topics?: readonly TopicSpec[] };
 
 export interface EnsureTopicsResult {
   readonly created: readonly string[];
@@ -57,24 +101,23 @@ export interface EnsureTopicsResult {
  * Also touches the group coordinator once, so a fresh broker creates and loads
  * __consumer_offsets now rather than during the first test's group join.
  */
-export async function ensureTopics({
-  brokers,
-  topics = STACK_TOPICS,
-  clientId = "fraud-scorer-stack",
-}: EnsureTopicsOptions): Promise<EnsureTopicsResult> {
-  const admin = createKafkaPort({ clientId, brokers }).admin();
+export async function ensureTopics(options: EnsureTopicsOptions): Promise<EnsureTopicsResult> {
+  const { topics = STACK_TOPICS, clientId = "fraud-scorer-stack" } = options;
+  const kafka = "kafka" in options ? options.kafka : createKafkaPort({ clientId, brokers: options.brokers });
+  const where = "brokers" in options ? options.brokers.join(",") : "the broker";
+  const admin = kafka.admin();
   try {
     // A broker that has just opened its port may still be electing itself.
     const present = new Set(await untilCoordinatorLoaded(() => admin.listTopics()));
     const missing = topics.filter(({ topic }) => !present.has(topic));
     await admin.createTopics(missing);
-    const counts = await admin.partitionCounts(topics.map(({ topic }) => topic));
+    const counts = await untilListed(admin, topics);
     const wrong = topics.flatMap(({ topic, numPartitions }) => {
       const found = counts.get(topic) ?? 0;
       return found === numPartitions ? [] : [`${topic} has ${found} partitions, expected ${numPartitions}`];
     });
     if (wrong.length > 0) {
-      throw new Error(`topics on ${brokers.join(",")} do not match the contract: ${wrong.join("; ")}`);
+      throw new Error(`topics on ${where} do not match the contract: ${wrong.join("; ")}`);
     }
     await untilCoordinatorLoaded(() =>
       admin.committedOffsets(`${clientId}-warmup`, topics[0]?.topic ?? "transactions"),

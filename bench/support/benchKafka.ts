@@ -6,6 +6,9 @@ import { randomUUID } from "node:crypto";
 import { Kafka, logLevel } from "kafkajs";
 import { createKafkaPort } from "../../src/stream/kafka/index.js";
 import type { KafkaPort, TopicAdmin, TopicSpec } from "../../src/stream/kafkaPort.js";
+import { ensureTopics, LOG_APPEND_TIME, scorerTopicSpecs, type ScorerTopics } from "../../stack/topics.js";
+
+export { LOG_APPEND_TIME };
 
 export const benchKafka = (brokers: string, label = "bench"): Kafka =>
   new Kafka({
@@ -17,31 +20,23 @@ export const benchKafka = (brokers: string, label = "bench"): Kafka =>
 export const benchPort = (brokers: string, label = "bench"): KafkaPort =>
   createKafkaPort({ clientId: `${label}-${randomUUID().slice(0, 8)}`, brokers: brokers.split(",") });
 
-export interface BenchTopics {
-  readonly transactions: string;
-  readonly decisions: string;
-  readonly dlq: string;
-}
-
-export const LOG_APPEND_TIME = { "message.timestamp.type": "LogAppendTime" };
+export type BenchTopics = ScorerTopics;
 
 export class TopicRegistry {
+  readonly #kafka: KafkaPort;
   readonly #admin: TopicAdmin;
   readonly #created: string[] = [];
 
   constructor(brokers: string) {
-    this.#admin = benchPort(brokers, "bench-admin").admin();
+    this.#kafka = benchPort(brokers, "bench-admin");
+    this.#admin = this.#kafka.admin();
   }
 
   /** Creates topics named `<kind>-bench-<label>-<random>`; all are deleted by close(). */
   async scorerTopics(label: string, partitions: number): Promise<BenchTopics> {
     const id = `bench-${label}-${randomUUID().slice(0, 8)}`;
     const topics = { transactions: `tx-${id}`, decisions: `dec-${id}`, dlq: `dlq-${id}` };
-    await this.#create([
-      { topic: topics.transactions, numPartitions: partitions },
-      { topic: topics.decisions, numPartitions: partitions, configs: LOG_APPEND_TIME },
-      { topic: topics.dlq, numPartitions: 1 },
-    ]);
+    await this.#create(scorerTopicSpecs(topics, { partitions, decisionsConfigs: LOG_APPEND_TIME }));
     return topics;
   }
 
@@ -67,7 +62,7 @@ export class TopicRegistry {
   }
 
   async #create(topics: TopicSpec[]) {
-    await this.#admin.createTopics(topics);
+    await ensureTopics({ kafka: this.#kafka, topics });
     this.#created.push(...topics.map((t) => t.topic));
   }
 }

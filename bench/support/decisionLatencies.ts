@@ -3,9 +3,9 @@
 // behind cannot hide queueing: coordinated-omission safe) to the decision record's broker append
 // time (the topic uses LogAppendTime). The stage breakdown comes from the Decision's own timings.
 import { setTimeout as sleep } from "node:timers/promises";
-import type { KafkaPort, RecordSource } from "../../src/stream/kafkaPort.js";
-import { parseConfluentFrame } from "../../src/codec/confluent.js";
-import { decodeDecisionPayload, FallbackCause, type Decision } from "../../src/codec/messages.js";
+import type { KafkaPort } from "../../src/stream/kafkaPort.js";
+import { FallbackCause, type Decision } from "../../src/codec/messages.js";
+import { followDecisions, type Following } from "../../src/decisions/followDecisions.js";
 import { LatencyHistogram, type LatencySummary } from "../../src/tools/latencyHistogram.js";
 
 export const STAGES = [
@@ -140,32 +140,27 @@ interface Expectation {
 }
 
 export class DecisionLatencyCollector {
-  readonly #reader: RecordSource;
   readonly #expected = new Map<string, Expectation>();
-  #joined: Promise<void>;
-  #onJoined: () => void = () => {};
-  /** Decisions for transactions never announced, or seen twice (at-least-once redelivery). */
+  #following: Following | undefined;
+  /** Decisions for transactions never announced, or seen twice (at-least-once redelivery),
+   * and records that are not decisions. */
   unmatched = 0;
 
-  constructor(kafka: KafkaPort, topic: string) {
-    this.#joined = new Promise((resolve) => (this.#onJoined = resolve));
-    this.#reader = kafka.topicReader({
-      topic,
-      from: "earliest",
-      maxWaitMs: 50,
-      onEvent: (event) => {
-        if (event.type === "joined") this.#onJoined();
-      },
-    });
-  }
+  constructor(
+    readonly kafka: KafkaPort,
+    readonly topic: string,
+  ) {}
 
   async start(): Promise<void> {
-    await this.#reader.start((batches) => {
-      const seenAt = Date.now();
-      for (const batch of batches)
-        for (const record of batch.records) this.#take(record.value, record.timestampMs, seenAt);
+    this.#following = await followDecisions({
+      kafka: this.kafka,
+      topic: this.topic,
+      fromBeginning: true,
+      maxWaitMs: 50,
+      onDecision: (decision, { timestampMs, arrivedAtMs }) => this.#take(decision, timestampMs, arrivedAtMs),
+      onUndecodable: () => this.unmatched++,
     });
-    await this.#joined;
+    await this.#following.joined;
   }
 
   /** Announces a transaction; `sink` undefined = expected but not measured (warm-up). */
@@ -191,14 +186,13 @@ export class DecisionLatencyCollector {
     this.#expected.clear();
   }
 
-  stop(): Promise<void> {
-    return this.#reader.close();
+  async stop(): Promise<void> {
+    await this.#following?.stop();
   }
 
-  #take(value: Buffer | null, appendMs: number, seenAt: number) {
-    const decision = decodeDecision(value);
-    const e = decision && this.#expected.get(decision.transactionId);
-    if (!decision || !e) {
+  #take(decision: Decision, appendMs: number, seenAt: number) {
+    const e = this.#expected.get(decision.transactionId);
+    if (!e) {
       this.unmatched++;
       return;
     }
@@ -210,12 +204,4 @@ export class DecisionLatencyCollector {
       appendMs,
     );
   }
-}
-
-function decodeDecision(value: Buffer | null): Decision | undefined {
-  if (!value) return undefined;
-  const frame = parseConfluentFrame(value);
-  if (!frame.ok) return undefined;
-  const decision = decodeDecisionPayload(frame.value.payload);
-  return decision.ok ? decision.value : undefined;
 }

@@ -4,6 +4,7 @@
 // Pure (flags and environment in, value out) so the refusals are unit-tested.
 import type { Command } from "commander";
 import { z } from "zod";
+import { brokerListSchema } from "./brokerListSchema.js";
 import { parseDuration } from "./cliArguments.js";
 
 export interface ProduceCommandOptions {
@@ -165,15 +166,6 @@ const oneOf = <const T extends readonly [string, ...string[]]>(what: string, val
     (v) => (typeof v === "string" ? v.trim().toLowerCase() : v),
     z.enum(values, { error: `${what} must be one of ${values.join(", ")}` }),
   );
-const brokers = z
-  .string()
-  .transform((s) =>
-    s
-      .split(",")
-      .map((b) => b.trim())
-      .filter((b) => b !== ""),
-  )
-  .refine((list) => list.length > 0, { error: "--kafka-brokers names no broker" });
 const duration = z.string().transform((s, ctx) => {
   const ms = parseDuration(s);
   if (typeof ms === "string") {
@@ -188,7 +180,7 @@ const produceSchema = z
   .object({
     sink: oneOf("--sink", ["kafka", "discard"]),
     topic: nonEmpty.pipe(z.string().min(1, { error: "--topic must not be empty" })),
-    kafkaBrokers: brokers.optional(),
+    kafkaBrokers: brokerListSchema.optional(),
     schemaRegistryUrl: nonEmpty.optional(),
     partitions: positiveInteger("--partitions", 10_000),
     ratePerSecond: positiveNumber("--rate"),

@@ -3,12 +3,13 @@
 // decisions topic (Confluent-framed). Keyed by transaction id; the last record of an id wins,
 // as a consumer deduplicating on the key would keep it.
 import { readFile } from "node:fs/promises";
-import { parseConfluentFrame } from "../codec/confluent.js";
+import { decodeDecisionRecord } from "../codec/decisionRecord.js";
 import { splitDelimitedFrames } from "../codec/delimited.js";
 import { decodeDecisionPayload, type DecisionInit } from "../codec/messages.js";
 import { decisionFromJson, type DecisionJson } from "../decisions/decisionJson.js";
 import type { KafkaPort } from "../stream/kafkaPort.js";
 import { readPartitionRanges } from "./readPartitionRanges.js";
+import { resolvePartitionRanges } from "./topicRange.js";
 import { ReplayInputError } from "./replayRecord.js";
 
 export type RecordedDecisions = Map<string, DecisionInit>;
@@ -79,33 +80,23 @@ export async function readRecordedDecisionsTopic({
   idleTimeoutMs = 30_000,
 }: RecordedTopicOptions): Promise<RecordedDecisions> {
   const admin = kafka.admin();
-  let watermarks;
-  let since: Map<number, number> | undefined;
+  let resolved;
   try {
-    if (!(await admin.listTopics()).includes(topic))
-      throw new ReplayInputError(`decisions topic "${topic}" does not exist`);
-    watermarks = await admin.watermarks(topic);
-    since = sinceMs === undefined ? undefined : await admin.offsetsForTime(topic, sinceMs);
+    resolved = await resolvePartitionRanges(admin, {
+      topic,
+      ...(sinceMs === undefined ? {} : { from: { timeMs: sinceMs } }),
+    });
   } finally {
     await admin.close();
   }
-  const ranges = watermarks.map((w) => ({
-    partition: w.partition,
-    start: Math.max(since?.get(w.partition) ?? w.low, w.low),
-    end: w.high,
-  }));
   const out: RecordedDecisions = new Map();
   await readPartitionRanges({
     kafka,
     topic,
-    ranges,
-    watermarks,
+    ...resolved,
     idleTimeoutMs,
     onRecord: (r) => {
-      if (!r.value) return;
-      const frame = parseConfluentFrame(r.value);
-      if (!frame.ok) return;
-      const d = decodeDecisionPayload(frame.value.payload);
+      const d = decodeDecisionRecord(r.value);
       if (d.ok && transactionIds.has(d.value.transactionId)) out.set(d.value.transactionId, d.value);
     },
   });

@@ -146,6 +146,8 @@ export interface PartitionWatermarks {
 export interface TopicSpec {
   readonly topic: string;
   readonly numPartitions: number;
+  /** Copies of each partition; the broker's default when absent. */
+  readonly replicationFactor?: number | undefined;
   /** Topic-level configs, e.g. { "message.timestamp.type": "LogAppendTime" }. */
   readonly configs?: Readonly<Record<string, string>> | undefined;
 }

@@ -18,12 +18,18 @@ export class PlatformaticAdmin implements TopicAdmin {
     const plain = topics.filter((t) => t.configs === undefined);
     if (plain.length > 0)
       await this.#admin.createTopics({
-        topics: plain.map(({ topic, numPartitions }) => ({ topic, partitions: numPartitions, replicas: -1 })),
+        topics: plain.map(({ topic, numPartitions, replicationFactor }) => ({
+          topic,
+          partitions: numPartitions,
+          replicas: replicationFactor ?? -1,
+        })),
       });
     // The client takes configs per call, not per topic.
-    for (const { topic, numPartitions, configs } of topics.filter((t) => t.configs !== undefined))
+    for (const { topic, numPartitions, replicationFactor, configs } of topics.filter(
+      (t) => t.configs !== undefined,
+    ))
       await this.#admin.createTopics({
-        topics: [{ topic, partitions: numPartitions, replicas: -1 }],
+        topics: [{ topic, partitions: numPartitions, replicas: replicationFactor ?? -1 }],
         configs: Object.entries(configs!).map(([name, value]) => ({ name, value })),
       });
   }

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { followDecisions } from "../../decisions/followDecisions.js";
+import { ensureTopics, scorerTopicSpecs } from "../../../stack/topics.js";
 import { createKafkaPort } from "../../stream/kafka/index.js";
 import type { KafkaPort } from "../../stream/kafkaPort.js";
 import { produceTraffic } from "../traffic/produceTraffic.js";
@@ -242,16 +243,13 @@ async function createTopics(
   topics: Record<string, string>,
   partitions: number,
 ): Promise<void> {
-  const admin = kafka.admin();
-  try {
-    await admin.createTopics([
-      { topic: topics.transactions!, numPartitions: partitions },
-      { topic: topics.decisions!, numPartitions: partitions },
-      { topic: topics.dlq!, numPartitions: 1 },
-    ]);
-  } finally {
-    await admin.close();
-  }
+  await ensureTopics({
+    kafka,
+    topics: scorerTopicSpecs(
+      { transactions: topics.transactions!, decisions: topics.decisions!, dlq: topics.dlq! },
+      { partitions },
+    ),
+  });
 }
 
 /** Best effort: the run's topics, and its own Redis namespace (never anything else). */

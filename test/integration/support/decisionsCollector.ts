@@ -1,8 +1,13 @@
-// Reads a decisions topic from the beginning and decodes each Confluent-framed Decision.
+// Collects what the scorer wrote in an integration test: raw records of any topic, or the
+// decisions of a decisions topic through the product's follower and decoder.
 import { setTimeout as sleep } from "node:timers/promises";
 import type { IsolationLevel, RecordSource } from "../../../src/stream/kafkaPort.js";
-import { parseConfluentFrame } from "../../../src/codec/confluent.js";
-import { decodeDecisionPayload, type Decision } from "../../../src/codec/messages.js";
+import {
+  followDecisions,
+  type DecisionRecordMeta,
+  type Following,
+} from "../../../src/decisions/followDecisions.js";
+import type { Decision } from "../../../src/codec/messages.js";
 import { testKafka } from "./kafkaTestTopics.js";
 
 export interface CollectedRecord {
@@ -17,6 +22,15 @@ export interface CollectedRecord {
   readonly receivedAtMs: number;
 }
 
+async function waitUntil(predicate: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+/** Every record of a topic, raw (transactions, dead letters). */
 export class TopicCollector {
   readonly records: CollectedRecord[] = [];
   readonly #reader: RecordSource;
@@ -45,12 +59,8 @@ export class TopicCollector {
     });
   }
 
-  async waitFor(predicate: () => boolean, timeoutMs: number, what: string): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!predicate()) {
-      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-      await sleep(100);
-    }
+  waitFor(predicate: () => boolean, timeoutMs: number, what: string): Promise<void> {
+    return waitUntil(predicate, timeoutMs, what);
   }
 
   stop(): Promise<void> {
@@ -58,29 +68,56 @@ export class TopicCollector {
   }
 }
 
-export function decodeDecisionRecord(value: Buffer): Decision {
-  const frame = parseConfluentFrame(value);
-  if (!frame.ok) throw new Error(`decision record is not Confluent-framed: ${frame.error.message}`);
-  const decision = decodeDecisionPayload(frame.value.payload);
-  if (!decision.ok) throw new Error(decision.error.message);
-  return decision.value;
+export interface CollectedDecision extends DecisionRecordMeta {
+  readonly decision: Decision;
 }
 
-export class DecisionsCollector extends TopicCollector {
+/** Follows a decisions topic from the beginning through the product's one follower. */
+export class DecisionsCollector {
+  /** Every decision record, redeliveries included, in arrival order. */
+  readonly records: CollectedDecision[] = [];
   /** Latest decision per transaction id (consumers deduplicate on the key). */
   readonly byTransaction = new Map<string, Decision>();
-  #decoded = 0;
+  #undecodable: string | undefined;
+  #following: Following | undefined;
 
+  constructor(
+    readonly brokers: string,
+    readonly topic: string,
+    readonly isolation: IsolationLevel = "read_uncommitted",
+  ) {}
+
+  async start(): Promise<void> {
+    this.#following = await followDecisions({
+      kafka: testKafka(this.brokers),
+      topic: this.topic,
+      fromBeginning: true,
+      isolation: this.isolation,
+      onDecision: (decision, meta) => {
+        this.records.push({ ...meta, decision });
+        this.byTransaction.set(decision.transactionId, decision);
+      },
+      onUndecodable: ({ partition, offset, error }) =>
+        (this.#undecodable ??= `decision at ${partition}:${offset}: ${error.kind}: ${error.message}`),
+    });
+  }
+
+  /** The distinct decisions so far; a record that is not a decision fails the test here. */
   decisions(): Decision[] {
-    for (; this.#decoded < this.records.length; this.#decoded++) {
-      const d = decodeDecisionRecord(this.records[this.#decoded]!.value);
-      this.byTransaction.set(d.transactionId, d);
-    }
+    if (this.#undecodable !== undefined) throw new Error(this.#undecodable);
     return [...this.byTransaction.values()];
+  }
+
+  waitFor(predicate: () => boolean, timeoutMs: number, what: string): Promise<void> {
+    return waitUntil(predicate, timeoutMs, what);
   }
 
   async waitForDistinct(count: number, timeoutMs: number): Promise<Decision[]> {
     await this.waitFor(() => this.decisions().length >= count, timeoutMs, `${count} distinct decisions`);
     return this.decisions();
+  }
+
+  async stop(): Promise<void> {
+    await this.#following?.stop();
   }
 }

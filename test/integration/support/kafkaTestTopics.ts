@@ -2,12 +2,9 @@
 import { randomUUID } from "node:crypto";
 import { createKafkaPort } from "../../../src/stream/kafka/index.js";
 import type { KafkaPort } from "../../../src/stream/kafkaPort.js";
+import { ensureTopics, scorerTopicSpecs, type ScorerTopics } from "../../../stack/topics.js";
 
-export interface TestTopics {
-  readonly transactions: string;
-  readonly decisions: string;
-  readonly dlq: string;
-}
+export type TestTopics = ScorerTopics;
 
 export const testKafka = (brokers: string): KafkaPort =>
   createKafkaPort({ clientId: `test-${randomUUID().slice(0, 8)}`, brokers: brokers.split(",") });
@@ -15,15 +12,6 @@ export const testKafka = (brokers: string): KafkaPort =>
 export async function createTestTopics(brokers: string, label: string, partitions = 4): Promise<TestTopics> {
   const id = `${label}-${randomUUID().slice(0, 8)}`;
   const topics = { transactions: `tx-${id}`, decisions: `dec-${id}`, dlq: `dlq-${id}` };
-  const admin = testKafka(brokers).admin();
-  try {
-    await admin.createTopics([
-      { topic: topics.transactions, numPartitions: partitions },
-      { topic: topics.decisions, numPartitions: partitions },
-      { topic: topics.dlq, numPartitions: 1 },
-    ]);
-  } finally {
-    await admin.close();
-  }
+  await ensureTopics({ kafka: testKafka(brokers), topics: scorerTopicSpecs(topics, { partitions }) });
   return topics;
 }

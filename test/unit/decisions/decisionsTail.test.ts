@@ -5,7 +5,7 @@ import { Action, FallbackCause, type DecisionInit } from "../../../src/codec/mes
 import { decisionFromJson, decisionToJson, float32Text } from "../../../src/decisions/decisionJson.js";
 import { matchesFilter, parseActions } from "../../../src/decisions/decisionFilter.js";
 import { formatDecisionJson, formatDecisionLine } from "../../../src/decisions/formatDecision.js";
-import { wantsColour } from "../../../src/cli/decisionsCommand.js";
+import { wantsColour } from "../../../src/cli/decisionsOptions.js";
 
 const decision = (overrides: Partial<DecisionInit> = {}): DecisionInit => ({
   transactionId: "tx-00012345",
