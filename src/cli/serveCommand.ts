@@ -18,6 +18,7 @@ import { followPromotions } from "../control/promotedPorts.js";
 import { PromotionMetrics } from "../ops/promotionMetrics.js";
 import { createKafkaPort } from "../stream/kafka/index.js";
 import { KafkaControlChannel } from "../stream/kafkaControlChannel.js";
+import { KafkaPortError } from "../stream/kafkaPort.js";
 import { startScorer } from "../stream/scorer.js";
 
 export function registerServeCommand(program: Command): void {
@@ -92,6 +93,12 @@ async function runScorer(config: ScorerConfig): Promise<void> {
       historyLength: config.redis.historyLength,
     });
 
+  // The one fatal path. Exit without committing: a restart decides those transactions again.
+  const onFatal = (err: unknown, what: string) => {
+    logger.fatal({ err }, `${what}; exiting so its transactions are decided again after a restart`);
+    process.exit(1);
+  };
+
   // Promotion: every instance follows the control topic (src/control/promotedPorts.ts).
   const promotions = new PromotionMetrics(metrics.registry);
   const controlChannel = new KafkaControlChannel({
@@ -102,7 +109,8 @@ async function runScorer(config: ScorerConfig): Promise<void> {
     onFollowCrashed: (err) =>
       logger.error({ err }, "control topic reader crashed: promotions no longer reach this instance"),
   });
-  await controlChannel.ensureTopic();
+  // The first Kafka call: a rejected password or an untrusted certificate stops here, once.
+  await controlChannel.ensureTopic().catch((err: unknown) => onFatal(err, startupFailure(err)));
   const promoted = await followPromotions({
     channel: controlChannel,
     model,
@@ -128,11 +136,7 @@ async function runScorer(config: ScorerConfig): Promise<void> {
     readiness,
     logger,
     observeModelStep: driftMonitor && ((x, score, rows) => driftMonitor.observe(x, score, rows)),
-    // The one fatal path. Exit without committing: a restart decides those transactions again.
-    onFatal: (err, what) => {
-      logger.fatal({ err }, `${what}; exiting so its transactions are decided again after a restart`);
-      process.exit(1);
-    },
+    onFatal,
   });
 
   let stopping = false;
@@ -157,3 +161,6 @@ async function runScorer(config: ScorerConfig): Promise<void> {
   process.once("SIGTERM", () => void shutdown("SIGTERM"));
   process.once("SIGINT", () => void shutdown("SIGINT"));
 }
+
+const startupFailure = (err: unknown) =>
+  err instanceof KafkaPortError ? `could not start: ${err.message}` : "could not start";

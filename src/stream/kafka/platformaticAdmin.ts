@@ -109,3 +109,30 @@ export class PlatformaticAdmin implements TopicAdmin {
     return out;
   }
 }
+
+/**
+ * The admin with every failure no retry can cure (a rejected password, an untrusted broker
+ * certificate) turned into its KafkaPortError, so a start-up that begins with an admin call
+ * stops with one clear line instead of the client's nested retry errors.
+ */
+export function translatingAdminErrors(admin: TopicAdmin, translate: (err: unknown) => unknown): TopicAdmin {
+  const guarded =
+    <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      try {
+        return await call(...args);
+      } catch (err) {
+        throw translate(err);
+      }
+    };
+  return {
+    listTopics: guarded(() => admin.listTopics()),
+    createTopics: guarded((topics: readonly TopicSpec[]) => admin.createTopics(topics)),
+    deleteTopics: guarded((topics: readonly string[]) => admin.deleteTopics(topics)),
+    partitionCounts: guarded((topics: readonly string[]) => admin.partitionCounts(topics)),
+    watermarks: guarded((topic: string) => admin.watermarks(topic)),
+    offsetsForTime: guarded((topic: string, timeMs: number) => admin.offsetsForTime(topic, timeMs)),
+    committedOffsets: guarded((groupId: string, topic: string) => admin.committedOffsets(groupId, topic)),
+    close: () => admin.close(),
+  };
+}

@@ -15,7 +15,8 @@ import type {
 } from "../kafkaPort.js";
 import { KafkaPortError } from "../kafkaPort.js";
 import { baseClientOptions, type KafkaConnectionSettings } from "./clientOptions.js";
-import { PlatformaticAdmin } from "./platformaticAdmin.js";
+import { nonRetriableClientError } from "./clientErrorKind.js";
+import { PlatformaticAdmin, translatingAdminErrors } from "./platformaticAdmin.js";
 import { PlatformaticSink, PlatformaticTransactionalSink, producerOptions } from "./platformaticSink.js";
 import { PlatformaticSource } from "./platformaticSource.js";
 
@@ -128,7 +129,10 @@ export function createPlatformaticPort(settings: KafkaConnectionSettings): Kafka
     },
 
     admin(): TopicAdmin {
-      return new PlatformaticAdmin(new Admin(baseClientOptions(settings, "admin")));
+      return translatingAdminErrors(
+        new PlatformaticAdmin(new Admin(baseClientOptions(settings, "admin"))),
+        (err) => nonRetriableClientError(err, { settings }) ?? err,
+      );
     },
   };
 }
