@@ -74,8 +74,9 @@ async function runScorer(config: ScorerConfig): Promise<void> {
   else await model.warmUp();
   readiness.set("modelWarm", true);
   metrics.setModelInfo(model.modelVersion, model.featureSchemaVersion, model.provider);
-  const driftMonitor = driftMonitorFor(model.manifest);
-  if (driftMonitor) drift = new DriftMetrics(metrics.registry, driftMonitor);
+  // Drift follows the model that scores: a promotion hands the new artifact's distributions over.
+  let driftMonitor = driftMonitorFor(model.manifest);
+  drift = new DriftMetrics(metrics.registry, driftMonitor);
 
   const redis = connectRedis(config.redis);
   redis.on("error", (err) => logger.debug({ err }, "redis connection error"));
@@ -126,16 +127,21 @@ async function runScorer(config: ScorerConfig): Promise<void> {
       }),
     storeFor,
     logger,
-    onModelSwitched: (to) => metrics.setModelInfo(to.modelVersion, to.featureSchemaVersion, to.provider),
+    onModelSwitched: (to) => {
+      metrics.setModelInfo(to.modelVersion, to.featureSchemaVersion, to.provider);
+      driftMonitor = driftMonitorFor(to.manifest);
+      drift?.follow(driftMonitor);
+    },
     onOutcome: (record, outcome) => promotions.count(record.key, outcome),
   });
 
   const scorer = await startScorer(config, {
     ports: promoted.current,
+    shadow: promoted.shadow,
     metrics,
     readiness,
     logger,
-    observeModelStep: driftMonitor && ((x, score, rows) => driftMonitor.observe(x, score, rows)),
+    observeModelStep: (x, score, rows) => driftMonitor?.observe(x, score, rows),
     onFatal,
   });
 

@@ -3,11 +3,12 @@
 // a compacted topic, so a starting instance reads the latest of each and nothing older. A model
 // record names the artifact folder (instances share the artifact store) and pins the sha256 of
 // the manifest the operator verified; a rules record carries the whole rule file, so instances
-// need no shared file system for rules.
+// need no shared file system for rules. A shadow record names a candidate artifact, pinned the
+// same way, that scores beside the live model without deciding; `candidate: null` stops it.
 import { createHash } from "node:crypto";
 import { z } from "zod";
 
-export const CONTROL_KEYS = ["model", "rules"] as const;
+export const CONTROL_KEYS = ["model", "rules", "shadow"] as const;
 export type ControlKey = (typeof CONTROL_KEYS)[number];
 
 const common = {
@@ -18,11 +19,23 @@ const common = {
   previous: z.string().optional(),
 };
 
-export const modelControlSchema = z.strictObject({
-  key: z.literal("model"),
+/** An artifact folder and the manifest the operator verified in it. */
+const pinnedArtifact = {
   dir: z.string().min(1),
   modelVersion: z.string().min(1),
   manifestSha256: z.string().regex(/^[0-9a-f]{64}$/),
+};
+
+export const modelControlSchema = z.strictObject({
+  key: z.literal("model"),
+  ...pinnedArtifact,
+  ...common,
+});
+
+export const shadowControlSchema = z.strictObject({
+  key: z.literal("shadow"),
+  /** The candidate to score in shadow; null stops shadow scoring. */
+  candidate: z.strictObject(pinnedArtifact).nullable(),
   ...common,
 });
 
@@ -36,10 +49,17 @@ export const rulesControlSchema = z.strictObject({
   ...common,
 });
 
-export const controlRecordSchema = z.discriminatedUnion("key", [modelControlSchema, rulesControlSchema]);
+export const controlRecordSchema = z.discriminatedUnion("key", [
+  modelControlSchema,
+  rulesControlSchema,
+  shadowControlSchema,
+]);
 export type ControlRecord = z.infer<typeof controlRecordSchema>;
 export type ModelControlRecord = z.infer<typeof modelControlSchema>;
 export type RulesControlRecord = z.infer<typeof rulesControlSchema>;
+export type ShadowControlRecord = z.infer<typeof shadowControlSchema>;
+/** What a model or shadow record pins: the folder, its version and its manifest's sha256. */
+export type PinnedArtifact = Pick<ModelControlRecord, "dir" | "modelVersion" | "manifestSha256">;
 
 export const sha256Hex = (bytes: string | Uint8Array): string =>
   createHash("sha256").update(bytes).digest("hex");

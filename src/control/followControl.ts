@@ -2,6 +2,7 @@
 // it controls. Loading and warming a model happens here, off the scoring loop; the slot changes
 // `current` only when the new model is ready.
 import type { ModelSlot } from "../model/modelSlot.js";
+import type { ShadowSlot } from "../model/shadowSlot.js";
 import type { RuleSetSlot } from "../rules/ruleSetSlot.js";
 import type { ControlChannel, ControlSubscription } from "./controlChannel.js";
 import type { ControlRecord } from "./controlRecord.js";
@@ -9,6 +10,8 @@ import type { ControlRecord } from "./controlRecord.js";
 export interface ControlTargets {
   readonly model: ModelSlot;
   readonly rules: RuleSetSlot;
+  /** Without one, shadow records are left unapplied ("unchanged"). */
+  readonly shadow?: ShadowSlot;
   readonly onOutcome?: (record: ControlRecord, outcome: "switched" | "unchanged" | "refused") => void;
 }
 
@@ -17,7 +20,12 @@ export function followControl(
   targets: ControlTargets,
 ): Promise<ControlSubscription> {
   return channel.follow(async (record) => {
-    const outcome = record.key === "model" ? await targets.model.apply(record) : targets.rules.apply(record);
+    const outcome =
+      record.key === "model"
+        ? await targets.model.apply(record)
+        : record.key === "shadow"
+          ? ((await targets.shadow?.apply(record)) ?? "unchanged")
+          : targets.rules.apply(record);
     targets.onOutcome?.(record, outcome);
   });
 }

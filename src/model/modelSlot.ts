@@ -5,13 +5,13 @@
 // the new. A refused artifact is logged and counted, and the current model stays.
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { ModelControlRecord } from "../control/controlRecord.js";
+import type { ModelControlRecord, PinnedArtifact } from "../control/controlRecord.js";
 import { sha256Hex } from "../control/controlRecord.js";
 import type { ModelRunner } from "./loadModelRunner.js";
 import { MANIFEST_FILE } from "./manifest.js";
 import { ModelArtifactError } from "./modelArtifactError.js";
 
-export type ModelRefusal = ModelArtifactError["kind"] | "manifest_changed" | "load_failed";
+export type ModelRefusal = ModelArtifactError["kind"] | "manifest_changed" | "load_failed" | "same_as_live";
 
 export interface ModelSlotEvents {
   switched?(from: ModelRunner, to: ModelRunner): void;
@@ -27,6 +27,54 @@ export interface ModelSlotOptions {
 }
 
 export type PromotionOutcome = "switched" | "unchanged" | "refused";
+
+export type LoadedArtifact =
+  | { readonly ok: true; readonly runner: ModelRunner }
+  | { readonly ok: false; readonly kind: ModelRefusal; readonly reason: string };
+
+/**
+ * What a promotion and a shadow candidate both go through: the manifest must be the one pinned,
+ * the artifact must verify and load, the model is warmed, and its version must be the pinned one.
+ */
+export async function loadPinnedArtifact(
+  pin: PinnedArtifact,
+  load: (dir: string) => Promise<ModelRunner>,
+): Promise<LoadedArtifact> {
+  const { dir } = pin;
+  let manifestBytes: Buffer;
+  try {
+    manifestBytes = await readFile(join(dir, MANIFEST_FILE));
+  } catch (err) {
+    return { ok: false, kind: "missing_file", reason: `${MANIFEST_FILE}: ${(err as Error).message}` };
+  }
+  if (sha256Hex(manifestBytes) !== pin.manifestSha256)
+    return {
+      ok: false,
+      kind: "manifest_changed",
+      reason: `${MANIFEST_FILE} is not the one promoted (sha256 differs)`,
+    };
+  let runner: ModelRunner;
+  try {
+    runner = await load(dir);
+    await runner.warmUp();
+  } catch (err) {
+    if (err instanceof ModelArtifactError) return { ok: false, kind: err.kind, reason: err.message };
+    return { ok: false, kind: "load_failed", reason: (err as Error).message };
+  }
+  if (runner.modelVersion !== pin.modelVersion) {
+    await runner.close();
+    return {
+      ok: false,
+      kind: "manifest_changed",
+      reason: `${dir} is ${runner.modelVersion}, the record says ${pin.modelVersion}`,
+    };
+  }
+  return { ok: true, runner };
+}
+
+/** Closes a replaced runner once no batch that pinned it can still be using it. */
+export const retireRunner = (runner: ModelRunner, afterMs = 10_000): void =>
+  void setTimeout(() => void runner.close().catch(() => {}), afterMs).unref();
 
 export class ModelSlot {
   #current: ModelRunner;
@@ -51,38 +99,16 @@ export class ModelSlot {
   async apply(record: ModelControlRecord): Promise<PromotionOutcome> {
     const { dir } = record;
     if (dir === this.#currentDir && record.modelVersion === this.#current.modelVersion) return "unchanged";
-    const refuse = (kind: ModelRefusal, reason: string): PromotionOutcome => {
-      this.#options.events?.refused?.(kind, dir, reason);
+    const loaded = await loadPinnedArtifact(record, this.#options.load);
+    if (!loaded.ok) {
+      this.#options.events?.refused?.(loaded.kind, dir, loaded.reason);
       return "refused";
-    };
-    let manifestBytes: Buffer;
-    try {
-      manifestBytes = await readFile(join(dir, MANIFEST_FILE));
-    } catch (err) {
-      return refuse("missing_file", `${MANIFEST_FILE}: ${(err as Error).message}`);
-    }
-    if (sha256Hex(manifestBytes) !== record.manifestSha256)
-      return refuse("manifest_changed", `${MANIFEST_FILE} is not the one promoted (sha256 differs)`);
-    let next: ModelRunner;
-    try {
-      next = await this.#options.load(dir);
-      await next.warmUp();
-    } catch (err) {
-      if (err instanceof ModelArtifactError) return refuse(err.kind, err.message);
-      return refuse("load_failed", (err as Error).message);
-    }
-    if (next.modelVersion !== record.modelVersion) {
-      await next.close();
-      return refuse(
-        "manifest_changed",
-        `${dir} is ${next.modelVersion}, the record says ${record.modelVersion}`,
-      );
     }
     const previous = this.#current;
-    this.#current = next;
+    this.#current = loaded.runner;
     this.#currentDir = dir;
-    this.#options.events?.switched?.(previous, next);
-    setTimeout(() => void previous.close().catch(() => {}), this.#options.retireAfterMs ?? 10_000).unref();
+    this.#options.events?.switched?.(previous, loaded.runner);
+    retireRunner(previous, this.#options.retireAfterMs);
     return "switched";
   }
 }

@@ -44,6 +44,8 @@ export interface KafkaConfig {
   readonly transactionsTopic: string;
   readonly decisionsTopic: string;
   readonly dlqTopic: string;
+  /** Where a shadow candidate's decisions go; `<decisionsTopic>.shadow` unless set. */
+  readonly shadowDecisionsTopic: string;
   /** Compacted topic of model and rules promotions, read whole by every instance. */
   readonly controlTopic: string;
   /** Static membership (KIP-345); also names the transactional id in exactly-once mode. */
@@ -370,6 +372,9 @@ function toProblem(issue: z.core.$ZodIssue, merged: Layer): ConfigProblem {
   };
 }
 
+/** The shadow decisions topic that goes with a decisions topic, unless configured otherwise. */
+export const shadowTopicOf = (decisionsTopic: string): string => `${decisionsTopic}.shadow`;
+
 function toScorerConfig(c: ParsedConfig, warnings: string[]): ScorerConfig {
   const { sasl } = c.kafka;
   const share = (ms: number) => Math.max(1, Math.round(ms * STAGE_TIMEOUT_SHARE));
@@ -377,6 +382,7 @@ function toScorerConfig(c: ParsedConfig, warnings: string[]): ScorerConfig {
     ...c,
     kafka: {
       ...c.kafka,
+      shadowDecisionsTopic: c.kafka.shadowDecisionsTopic ?? shadowTopicOf(c.kafka.decisionsTopic),
       // The schema's cross-key check guarantees both when a mechanism is set.
       sasl:
         sasl.mechanism === undefined

@@ -128,6 +128,8 @@ export const configSchema = z
       transactionsTopic: text().default("transactions"),
       decisionsTopic: text().default("decisions"),
       dlqTopic: text().default("transactions.dlq"),
+      // Defaults to `<decisionsTopic>.shadow`, resolved in toScorerConfig (it depends on that key).
+      shadowDecisionsTopic: text().optional(),
       controlTopic: text().default("fraud-scorer.control"),
       groupInstanceId: z
         .preprocess(

@@ -3,7 +3,7 @@
 // shows here as {kind="model",outcome="refused"} while the current model keeps scoring.
 import { Counter, type Registry } from "prom-client";
 
-export type PromotionKind = "model" | "rules";
+export type PromotionKind = "model" | "rules" | "shadow";
 export type PromotionOutcome = "switched" | "unchanged" | "refused";
 
 export class PromotionMetrics {
@@ -12,7 +12,7 @@ export class PromotionMetrics {
   constructor(registry: Registry) {
     this.#promotions = new Counter({
       name: "fraud_promotions_total",
-      help: "Control records applied by this instance, by kind (model, rules) and outcome (switched, unchanged, refused)",
+      help: "Control records applied by this instance, by kind (model, rules, shadow) and outcome (switched, unchanged, refused)",
       labelNames: ["kind", "outcome"],
       registers: [registry],
     });

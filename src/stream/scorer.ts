@@ -3,6 +3,8 @@
 //   (state read, model step, policy, state write) ─► DecisionProducer ─► decisions,
 //   offsets committed after the decisions are acknowledged (or, exactly-once, inside the
 //   Kafka transaction that writes them). Decisions and dead letters share one producer.
+//   A shadow candidate, when there is one, scores each batch after its decisions are handed to
+//   the producer (ShadowScoring) and writes to the shadow topic through a producer of its own.
 // The model is verified and warmed, and the schemas registered, before the consumer joins.
 import type { Logger } from "pino";
 import { SchemaRegistry, TRANSACTION_TYPE } from "../codec/schemaRegistry.js";
@@ -11,6 +13,7 @@ import { systemClock } from "../scoring/ports.js";
 import { DeferredStateLane } from "../scoring/deferredStateLane.js";
 import { GuardedCall, type BreakerState } from "../scoring/guardedCall.js";
 import type { PolicyThresholds } from "../scoring/policy.js";
+import { ShadowScoring, type ShadowCandidate } from "../scoring/shadowScoring.js";
 import {
   applyStateOnly,
   scoreBatch,
@@ -25,6 +28,7 @@ import { ScoringQueue } from "./scoringQueue.js";
 import { TransactionConsumer } from "./transactionConsumer.js";
 import { TransactionScope } from "./transactionScope.js";
 import type { ScorerMetrics } from "../ops/metrics.js";
+import { ShadowMetrics } from "../ops/shadowMetrics.js";
 import type { Readiness } from "../ops/readiness.js";
 
 export interface ScorerSettings {
@@ -37,6 +41,7 @@ export interface ScorerSettings {
     readonly transactionsTopic: string;
     readonly decisionsTopic: string;
     readonly dlqTopic: string;
+    readonly shadowDecisionsTopic: string;
     readonly maxFrameBytes: number;
   };
   readonly schemaRegistry: {
@@ -66,6 +71,8 @@ export interface ScorerParts {
    * batches and every decision carries the versions it was scored with.
    */
   readonly ports: () => BatchPorts;
+  /** The shadow candidate for the next batch, if one is being shadowed. */
+  readonly shadow?: () => ShadowCandidate | undefined;
   readonly metrics: ScorerMetrics;
   readonly readiness: Readiness;
   readonly logger: Logger;
@@ -196,6 +203,26 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
     backlogForLane: 0,
   };
 
+  // Guards of its own: a candidate that fails or times out must not open the live breakers.
+  const shadowGuards = {
+    stateRead: guard("shadow_state_read", scoring.stateTimeoutMs),
+    model: guard("shadow_model", scoring.modelTimeoutMs),
+    stateWrite: guard("shadow_state_write", scoring.stateTimeoutMs),
+  };
+  const shadow =
+    parts.shadow &&
+    startShadowScoring(parts, parts.shadow, {
+      sink: port.sink(),
+      topic: k.shadowDecisionsTopic,
+      decisionSchemaId,
+      context: () => ({
+        ...context,
+        rules: parts.ports().rules,
+        guards: shadowGuards,
+        explainTopFeatures: 0,
+      }),
+    });
+
   const queue = new ScoringQueue({
     maxBatch: scoring.maxBatch,
     onBatch: (size) => metrics.observeBatchSize(size),
@@ -207,6 +234,7 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
       metrics.observeStage("produce", (performance.now() - t0) / 1000);
       metrics.observeDecisions(batch, ackedAt);
     },
+    handedOff: (items) => shadow?.scoring.offer(items),
   });
 
   const consumer = new TransactionConsumer({
@@ -238,10 +266,49 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
         await stateLane.drained();
       });
       stateLane.shutdown();
+      await shadow?.scoring.idle();
+      await shadow?.sink.close();
       await (transactions ?? sink!).close();
-      for (const g of Object.values(guards)) g.shutdown();
+      for (const g of [...Object.values(guards), ...Object.values(shadowGuards)]) g.shutdown();
     },
   };
+}
+
+/**
+ * Shadow decisions go out through a producer of their own (idempotent, never transactional):
+ * they are advisory, must not join the live decisions' Kafka transaction, and must not queue in
+ * front of live decisions in one producer.
+ */
+function startShadowScoring(
+  parts: ScorerParts,
+  candidate: () => ShadowCandidate | undefined,
+  o: {
+    sink: RecordSink;
+    topic: string;
+    decisionSchemaId: number;
+    context: ConstructorParameters<typeof ShadowScoring>[0]["context"];
+  },
+): { scoring: ShadowScoring; sink: RecordSink } {
+  const metrics = new ShadowMetrics(parts.metrics.registry);
+  const producer = new DecisionProducer({
+    publish: (records) => o.sink.publish(records),
+    topic: o.topic,
+    decisionSchemaId: o.decisionSchemaId,
+  });
+  const scoring = new ShadowScoring({
+    candidate,
+    context: o.context,
+    publish: (decisions) => producer.publish(decisions),
+    events: {
+      scored: (count) => metrics.decided(count),
+      skipped: (reason, count) => metrics.skipped(reason, count),
+      failed: (err, count) => {
+        metrics.skipped("failed", count);
+        parts.logger.warn({ err, count }, "shadow batch failed");
+      },
+    },
+  });
+  return { scoring, sink: o.sink };
 }
 
 /** The adapter names what failed (wrong password, untrusted certificate, lost brokers …). */

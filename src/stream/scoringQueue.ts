@@ -13,6 +13,8 @@ export interface ScoringQueueOptions {
   /** Batches whose decisions may be in flight to the broker at once. */
   readonly maxInFlightPublishes?: number;
   readonly onBatch?: (size: number) => void;
+  /** Called once a batch's decisions are handed to `publish` (shadow scoring starts from here). */
+  readonly handedOff?: (items: readonly ScoringItem[], decisions: readonly DecisionInit[]) => void;
 }
 
 interface Submission {
@@ -65,9 +67,10 @@ export class ScoringQueue {
       while (this.#queue.length > 0) {
         const batch = this.#queue.splice(0, this.#options.maxBatch);
         this.#options.onBatch?.(batch.length);
+        const items = batch.map((q) => q.item);
         let decisions: DecisionInit[];
         try {
-          decisions = await this.#options.score(batch.map((q) => q.item));
+          decisions = await this.#options.score(items);
         } catch (err) {
           this.#settle(batch, err as Error);
           continue;
@@ -78,6 +81,7 @@ export class ScoringQueue {
           () => this.#settle(batch),
           (err: Error) => this.#settle(batch, err),
         );
+        this.#options.handedOff?.(items, decisions);
         this.#inFlight.add(publishing);
         void publishing.finally(() => {
           this.#inFlight.delete(publishing);

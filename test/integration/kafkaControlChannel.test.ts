@@ -34,7 +34,8 @@ describe("the control channel on a compacted Kafka topic", () => {
     expect((await channel.latest("rules"))?.key === "rules").toBe(true);
     const seen: string[] = [];
     const subscription = await channel.follow(
-      async (r) => void seen.push(r.key === "rules" ? r.rulesVersion : r.modelVersion),
+      async (r) =>
+        void seen.push(r.key === "rules" ? r.rulesVersion : r.key === "model" ? r.modelVersion : r.key),
     );
     expect(seen).toEqual(["r2"]);
     await channel.publish(rules("r3"));
