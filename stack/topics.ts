@@ -5,6 +5,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { createKafkaPort } from "../src/stream/kafka/index.js";
 import type { KafkaPort, TopicAdmin, TopicSpec } from "../src/stream/kafkaPort.js";
 import { controlTopicSpec } from "../src/stream/kafkaControlChannel.js";
+import { shadowTopicOf } from "../src/ops/config.js";
 
 const COORDINATOR_WAIT_MS = 60_000;
 const METADATA_WAIT_MS = 30_000;
@@ -52,6 +53,7 @@ export type { TopicSpec };
 export const STACK_TOPICS: readonly TopicSpec[] = [
   { topic: "transactions", numPartitions: 12 },
   { topic: "decisions", numPartitions: 12 },
+  { topic: shadowTopicOf("decisions"), numPartitions: 12 },
   { topic: "transactions.dlq", numPartitions: 3 },
   controlTopicSpec("fraud-scorer.control"),
 ];
@@ -74,15 +76,27 @@ export interface ScorerTopicsShape {
   readonly dlqPartitions?: number;
   readonly replicationFactor?: number;
   readonly decisionsConfigs?: Readonly<Record<string, string>>;
+  /** Also the shadow decisions topic (`<decisions>.shadow`), shaped like the decisions topic. */
+  readonly shadow?: boolean;
 }
 
 export const scorerTopicSpecs = (
   names: ScorerTopics,
-  { partitions, dlqPartitions = 1, replicationFactor, decisionsConfigs }: ScorerTopicsShape,
+  { partitions, dlqPartitions = 1, replicationFactor, decisionsConfigs, shadow = false }: ScorerTopicsShape,
 ): TopicSpec[] => [
   { topic: names.transactions, numPartitions: partitions, replicationFactor },
   { topic: names.decisions, numPartitions: partitions, replicationFactor, configs: decisionsConfigs },
   { topic: names.dlq, numPartitions: dlqPartitions, replicationFactor },
+  ...(shadow
+    ? [
+        {
+          topic: shadowTopicOf(names.decisions),
+          numPartitions: partitions,
+          replicationFactor,
+          configs: decisionsConfigs,
+        },
+      ]
+    : []),
 ];
 
 export type EnsureTopicsOptions = (

@@ -17,12 +17,16 @@ const COMMANDS: Readonly<Record<string, CommandEntry>> = {
     load: async () => (await import("./serveCommand.js")).registerServeCommand,
   },
   model: {
-    summary: "model artifacts (verify, inspect)",
+    summary: "model artifacts (verify, inspect, promote, roll back, shadow)",
     load: async () => (await import("./modelCommands.js")).registerModelCommands,
   },
   replay: {
     summary: "decide recorded transactions again with a pinned model and rule set (audits)",
     load: async () => (await import("./replayCommand.js")).registerReplayCommand,
+  },
+  shadow: {
+    summary: "compare a shadow candidate's decisions with the live ones over a time range",
+    load: async () => (await import("./shadowCommand.js")).registerShadowCommand,
   },
   produce: {
     summary: "generate open-loop load at a fixed rate",

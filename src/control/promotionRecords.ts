@@ -1,5 +1,5 @@
 // The operator's side of promotion: build the control record for `model promote <dir>`,
-// `model rollback` and `rules promote <file>`, after checking locally what every instance will
+// `model rollback`, `model shadow <dir>` / `--stop` and `rules promote <file>`, after checking locally what every instance will
 // check again (a model that does not verify or a rule file that does not compile is never
 // published). The CLI commands are these plus a ControlChannel bound to the Kafka port.
 import { readFile } from "node:fs/promises";
@@ -8,7 +8,13 @@ import { MANIFEST_FILE } from "../model/manifest.js";
 import { verifyModelArtifact } from "../model/verifyModelArtifact.js";
 import { parseRuleSet } from "../rules/ruleSet.js";
 import type { ControlChannel } from "./controlChannel.js";
-import { sha256Hex, type ModelControlRecord, type RulesControlRecord } from "./controlRecord.js";
+import {
+  sha256Hex,
+  type ModelControlRecord,
+  type PinnedArtifact,
+  type RulesControlRecord,
+  type ShadowControlRecord,
+} from "./controlRecord.js";
 
 export interface PromoteOptions {
   readonly channel: ControlChannel;
@@ -26,24 +32,27 @@ export class PromotionError extends Error {
   }
 }
 
-export async function promoteModel(
-  dir: string,
-  {
-    trustedKeysDir,
-    expectedFeatureSchemaVersion,
-    ...o
-  }: PromoteOptions & {
-    trustedKeysDir: string;
-    expectedFeatureSchemaVersion: string;
-  },
-): Promise<ModelControlRecord> {
-  const manifest = await verifyModelArtifact(dir, { trustedKeysDir, expectedFeatureSchemaVersion });
-  const current = await o.channel.latest("model");
-  const record: ModelControlRecord = {
-    key: "model",
+type VerifyOptions = { trustedKeysDir: string; expectedFeatureSchemaVersion: string };
+
+/** Verifies an artifact here and pins what every instance must find: its version and manifest. */
+async function pinArtifact(dir: string, verify: VerifyOptions): Promise<PinnedArtifact> {
+  const manifest = await verifyModelArtifact(dir, verify);
+  return {
     dir,
     modelVersion: manifest.modelVersion,
     manifestSha256: sha256Hex(await readFile(join(dir, MANIFEST_FILE))),
+  };
+}
+
+export async function promoteModel(
+  dir: string,
+  { trustedKeysDir, expectedFeatureSchemaVersion, ...o }: PromoteOptions & VerifyOptions,
+): Promise<ModelControlRecord> {
+  const pinned = await pinArtifact(dir, { trustedKeysDir, expectedFeatureSchemaVersion });
+  const current = await o.channel.latest("model");
+  const record: ModelControlRecord = {
+    key: "model",
+    ...pinned,
     issuedAt: (o.now?.() ?? new Date()).toISOString(),
     issuedBy: o.issuedBy,
     ...(current?.key === "model" ? { previous: current.dir } : {}),
@@ -52,10 +61,25 @@ export async function promoteModel(
   return record;
 }
 
+/** Starts shadow scoring with a candidate artifact (dir), or stops it (undefined). */
+export async function shadowModel(
+  dir: string | undefined,
+  { trustedKeysDir, expectedFeatureSchemaVersion, ...o }: PromoteOptions & VerifyOptions,
+): Promise<ShadowControlRecord> {
+  const candidate =
+    dir === undefined ? null : await pinArtifact(dir, { trustedKeysDir, expectedFeatureSchemaVersion });
+  const record: ShadowControlRecord = {
+    key: "shadow",
+    candidate,
+    issuedAt: (o.now?.() ?? new Date()).toISOString(),
+    issuedBy: o.issuedBy,
+  };
+  await o.channel.publish(record);
+  return record;
+}
+
 /** Promotes the artifact the current record replaced (verified again, like any promotion). */
-export async function rollbackModel(
-  o: PromoteOptions & { trustedKeysDir: string; expectedFeatureSchemaVersion: string },
-): Promise<ModelControlRecord> {
+export async function rollbackModel(o: PromoteOptions & VerifyOptions): Promise<ModelControlRecord> {
   const current = await o.channel.latest("model");
   if (current?.key !== "model" || current.previous === undefined)
     throw new PromotionError("nothing_to_roll_back_to", "no promoted model with a previous one to return to");

@@ -64,19 +64,22 @@ export async function readRecordedDecisionsFile(path: string): Promise<RecordedD
 export interface RecordedTopicOptions {
   readonly kafka: KafkaPort;
   readonly topic: string;
-  /** Only these transactions are kept. */
-  readonly transactionIds: ReadonlySet<string>;
+  /** Only these transactions are kept; every one when absent. */
+  readonly transactionIds?: ReadonlySet<string>;
   /** Start reading at the first record at or after this time; the beginning when absent. */
   readonly sinceMs?: number;
+  /** Stop before the first record at or after this time; the end as of now when absent. */
+  readonly untilMs?: number;
   readonly idleTimeoutMs?: number;
 }
 
-/** Reads the decisions topic up to its end as of now. */
+/** Reads a decisions topic (live or shadow) over a time range, up to its end as of now. */
 export async function readRecordedDecisionsTopic({
   kafka,
   topic,
   transactionIds,
   sinceMs,
+  untilMs,
   idleTimeoutMs = 30_000,
 }: RecordedTopicOptions): Promise<RecordedDecisions> {
   const admin = kafka.admin();
@@ -85,6 +88,7 @@ export async function readRecordedDecisionsTopic({
     resolved = await resolvePartitionRanges(admin, {
       topic,
       ...(sinceMs === undefined ? {} : { from: { timeMs: sinceMs } }),
+      ...(untilMs === undefined ? {} : { to: { timeMs: untilMs } }),
     });
   } finally {
     await admin.close();
@@ -97,7 +101,7 @@ export async function readRecordedDecisionsTopic({
     idleTimeoutMs,
     onRecord: (r) => {
       const d = decodeDecisionRecord(r.value);
-      if (d.ok && transactionIds.has(d.value.transactionId)) out.set(d.value.transactionId, d.value);
+      if (d.ok && (transactionIds?.has(d.value.transactionId) ?? true)) out.set(d.value.transactionId, d.value);
     },
   });
   return out;
