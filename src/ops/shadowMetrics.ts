@@ -1,5 +1,5 @@
 // Shadow scoring as two Prometheus counters: shadow decisions written, and transactions a
-// shadow candidate did not score, by why (the batch's budget, or a shadow batch still running).
+// shadow candidate did not score, by why (its budget spent, or shadow work backlogged).
 // Their ratio is the coverage of a `shadow report`.
 import { Counter, type Registry } from "prom-client";
 import type { ShadowSkipReason } from "../scoring/shadowScoring.js";
@@ -16,7 +16,7 @@ export class ShadowMetrics {
     });
     this.#skipped = new Counter({
       name: "fraud_shadow_skipped_total",
-      help: "Transactions a shadow candidate did not score, by reason (budget, busy, failed)",
+      help: "Transactions a shadow candidate did not score, by reason (budget, backlog, failed)",
       labelNames: ["reason"],
       registers: [registry],
     });

@@ -215,6 +215,8 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
       sink: port.sink(),
       topic: k.shadowDecisionsTopic,
       decisionSchemaId,
+      // A few live batches' worth: more means a shadow so far behind its budgets are spent.
+      maxPending: scoring.maxBatch * 4,
       context: () => ({
         ...context,
         rules: parts.ports().rules,
@@ -286,6 +288,7 @@ function startShadowScoring(
     sink: RecordSink;
     topic: string;
     decisionSchemaId: number;
+    maxPending: number;
     context: ConstructorParameters<typeof ShadowScoring>[0]["context"];
   },
 ): { scoring: ShadowScoring; sink: RecordSink } {
@@ -298,6 +301,7 @@ function startShadowScoring(
   const scoring = new ShadowScoring({
     candidate,
     context: o.context,
+    maxPending: o.maxPending,
     publish: (decisions) => producer.publish(decisions),
     events: {
       scored: (count) => metrics.decided(count),
