@@ -1,7 +1,9 @@
 // The drift window slides: counts leave it when their time slot does, PSI is withheld until
 // enough transactions are in it, and identical distributions read as no drift.
 import { describe, expect, it } from "vitest";
+import { Registry } from "prom-client";
 import { DriftMonitor } from "../../src/model/driftMonitor.js";
+import { DriftMetrics } from "../../src/ops/driftMetrics.js";
 import { binOf, populationStabilityIndex } from "../../src/model/populationStability.js";
 
 const distributions = {
@@ -46,5 +48,33 @@ describe("drift monitor window", () => {
     expect(monitor.snapshot().transactions).toBe(2);
     now += 60_000;
     expect(monitor.snapshot().transactions).toBe(0);
+  });
+});
+
+describe("drift follows the model that scores", () => {
+  it("takes a promoted model's distributions with an empty window, and drops the previous model's series", async () => {
+    const registry = new Registry();
+    const old = new DriftMonitor("1.0", ["f"], distributions, { minTransactions: 1 });
+    old.observe(Float32Array.of(1, 1, 1, 1), Float32Array.of(0.9, 0.9, 0.9, 0.9), 4);
+    const metrics = new DriftMetrics(registry, old, { refreshMs: 60_000 });
+    expect(metrics.latest()).toMatchObject({ modelVersion: "1.0", transactions: 4 });
+    expect(await registry.getSingleMetricAsString("fraud_feature_psi")).toContain('feature="f"');
+
+    const promoted = new DriftMonitor(
+      "1.1",
+      ["g"],
+      { ...distributions, features: [{ edges: [0], proportions: [0.5, 0.5] }] },
+      { minTransactions: 1 },
+    );
+    expect(metrics.follow(promoted)).toMatchObject({ modelVersion: "1.1", transactions: 0 });
+    const text = await registry.getSingleMetricAsString("fraud_feature_psi");
+    expect(text).not.toContain('feature="f"');
+    expect(await registry.getSingleMetricAsString("fraud_drift_window_transactions")).toMatch(/ 0$/m);
+
+    // A model whose manifest carries no distributions: nothing monitored, no PSI series left.
+    expect(metrics.follow(undefined)).toBeUndefined();
+    expect(metrics.latest()).toBeUndefined();
+    expect(await registry.getSingleMetricAsString("fraud_feature_psi")).not.toContain("feature=");
+    metrics.stop();
   });
 });
