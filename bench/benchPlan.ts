@@ -35,6 +35,13 @@ export interface BenchPlan {
   };
   readonly ceiling: { readonly records: number; readonly perfRecords: number; readonly partitions: number };
   readonly noisyNeighbour: { readonly rate: number };
+  /** A promote at a steady rate: seconds before it and after it, and the p99 windows' width. */
+  readonly promote: {
+    readonly rate: number;
+    readonly beforeS: number;
+    readonly afterS: number;
+    readonly windowS: number;
+  };
   readonly hotPath: {
     readonly drainTransactions: number;
     readonly warmupTransactions: number;
@@ -79,6 +86,8 @@ export const FULL_PLAN: BenchPlan = {
   model: { batchSizes: [1, 16, 64, 256], rounds: 20, stepsPerRound: 1_000 },
   ceiling: { records: 100_000, perfRecords: 500_000, partitions: 12 },
   noisyNeighbour: { rate: 1_000 },
+  // 15 s before (5 s of them warm-up), then a minute after: the rebuild cost of the first minute.
+  promote: { rate: 1_000, beforeS: 15, afterS: 60, windowS: 5 },
   hotPath: {
     drainTransactions: 200_000,
     warmupTransactions: 10_000,
@@ -118,6 +127,7 @@ export const SMOKE_PLAN: BenchPlan = {
   model: { batchSizes: [1, 64], rounds: 2, stepsPerRound: 20 },
   ceiling: { records: 3_000, perfRecords: 20_000, partitions: 4 },
   noisyNeighbour: { rate: 300 },
+  promote: { rate: 300, beforeS: 4, afterS: 6, windowS: 2 },
   hotPath: {
     drainTransactions: 5_000,
     warmupTransactions: 500,

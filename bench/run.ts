@@ -24,6 +24,7 @@ import { kafkaClients } from "./sections/kafkaClients.js";
 import { loadGenerator } from "./sections/loadGenerator.js";
 import { model } from "./sections/model.js";
 import { noisyNeighbour } from "./sections/noisyNeighbour.js";
+import { promote } from "./sections/promote.js";
 import { hotPath } from "./sections/hotPath.js";
 import { state } from "./sections/state.js";
 import { BenchContext } from "./support/benchContext.js";
@@ -45,6 +46,7 @@ const SECTIONS: ReadonlyArray<readonly [SectionName, (ctx: BenchContext) => Prom
   ["loadGenerator", loadGenerator],
   ["endToEnd", endToEnd],
   ["noisyNeighbour", noisyNeighbour],
+  ["promote", promote],
 ];
 
 const { values: args } = parseArgs({

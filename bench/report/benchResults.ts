@@ -10,6 +10,7 @@ import type { LoadGeneratorResult } from "../sections/loadGenerator.js";
 import type { ModelResult } from "../sections/model.js";
 import type { HotPathResult } from "../sections/hotPath.js";
 import type { NoisyNeighbourResult } from "../sections/noisyNeighbour.js";
+import type { PromoteResult } from "../sections/promote.js";
 import type { StateResult } from "../sections/state.js";
 import type { BenchPlan } from "../benchPlan.js";
 
@@ -57,6 +58,7 @@ export interface BenchResults {
   /** Absent from results written before the section existed. */
   readonly kafkaClients?: KafkaClientsResult | SectionError;
   readonly loadGenerator?: LoadGeneratorResult | SectionError;
+  readonly promote?: PromoteResult | SectionError;
 }
 
 export const SECTION_NAMES = [
@@ -71,6 +73,7 @@ export const SECTION_NAMES = [
   "noisyNeighbour",
   "kafkaClients",
   "loadGenerator",
+  "promote",
 ] as const;
 export type SectionName = (typeof SECTION_NAMES)[number];
 

@@ -19,6 +19,7 @@ import { hotPathReport, noisyNeighbourReport } from "./sections/hotPath.js";
 import { kafkaClientsReport } from "./sections/kafkaClients.js";
 import { loadGeneratorReport } from "./sections/loadGenerator.js";
 import { modelReport } from "./sections/model.js";
+import { promoteReport } from "./sections/promote.js";
 import { stateReport } from "./sections/state.js";
 
 export interface RenderedReport {
@@ -41,6 +42,7 @@ const RENDERERS: { readonly [Name in SectionName]: SectionRenderer<SectionResult
   noisyNeighbour: noisyNeighbourReport,
   kafkaClients: kafkaClientsReport,
   loadGenerator: loadGeneratorReport,
+  promote: promoteReport,
 };
 
 /** The renderer and result of each section, in report order (SECTION_NAMES); a section that

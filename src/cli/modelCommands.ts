@@ -75,28 +75,30 @@ export function registerModelCommands(program: Command): void {
       .argument("[dir]", "candidate artifact folder, e.g. models/fraud-lstm/1.1.0")
       .option("--stop", "stop shadow scoring")
       .option("--trusted-keys <dir>", "folder of trusted ed25519 public keys", DEFAULT_TRUSTED_KEYS),
-  ).action(async (dir: string | undefined, o: ControlChannelFlags & { trustedKeys: string; stop?: boolean }) => {
-    if ((dir === undefined) === (o.stop !== true))
-      refuseArguments("model shadow", ["give a candidate folder, or --stop (not both)"]);
-    const channel = await openControlChannel("model shadow", o);
-    try {
-      const record = await shadowModel(dir, {
-        channel,
-        issuedBy: issuedBy(),
-        trustedKeysDir: o.trustedKeys,
-        expectedFeatureSchemaVersion: FEATURE_SCHEMA_VERSION,
-      });
-      console.log(
-        record.candidate === null
-          ? `PUBLISHED shadow stop to ${channel.topic}`
-          : `PUBLISHED shadow candidate ${record.candidate.modelVersion} (${record.candidate.dir}) to ${channel.topic}`,
-      );
-    } catch (err) {
-      if (!(err instanceof ModelArtifactError)) throw err;
-      console.error(`REFUSED ${err.message}`);
-      process.exitCode = 1;
-    }
-  });
+  ).action(
+    async (dir: string | undefined, o: ControlChannelFlags & { trustedKeys: string; stop?: boolean }) => {
+      if ((dir === undefined) === (o.stop !== true))
+        refuseArguments("model shadow", ["give a candidate folder, or --stop (not both)"]);
+      const channel = await openControlChannel("model shadow", o);
+      try {
+        const record = await shadowModel(dir, {
+          channel,
+          issuedBy: issuedBy(),
+          trustedKeysDir: o.trustedKeys,
+          expectedFeatureSchemaVersion: FEATURE_SCHEMA_VERSION,
+        });
+        console.log(
+          record.candidate === null
+            ? `PUBLISHED shadow stop to ${channel.topic}`
+            : `PUBLISHED shadow candidate ${record.candidate.modelVersion} (${record.candidate.dir}) to ${channel.topic}`,
+        );
+      } catch (err) {
+        if (!(err instanceof ModelArtifactError)) throw err;
+        console.error(`REFUSED ${err.message}`);
+        process.exitCode = 1;
+      }
+    },
+  );
 
   model
     .command("info")

@@ -51,14 +51,15 @@ async function runScorer(config: ScorerConfig): Promise<void> {
 
   const metrics = new ScorerMetrics();
   const readiness = new Readiness<string>(SCORER_READINESS_CONDITIONS);
-  let drift: DriftMetrics | undefined;
+  // Drift follows the model that scores: its monitor is handed over at start and at each switch.
+  const drift = new DriftMetrics(metrics.registry, undefined);
   const health = await startHealthServer({
     port: config.ops.httpPort,
     host: config.ops.httpHost,
     metrics,
     readiness: () => readiness.state(),
     drift: () =>
-      drift?.latest() ?? { monitored: false, reason: "the model's manifest has no training distributions" },
+      drift.latest() ?? { monitored: false, reason: "the model's manifest has no training distributions" },
   });
   logger.info({ port: health.port }, "health and metrics server listening");
 
@@ -74,9 +75,8 @@ async function runScorer(config: ScorerConfig): Promise<void> {
   else await model.warmUp();
   readiness.set("modelWarm", true);
   metrics.setModelInfo(model.modelVersion, model.featureSchemaVersion, model.provider);
-  // Drift follows the model that scores: a promotion hands the new artifact's distributions over.
   let driftMonitor = driftMonitorFor(model.manifest);
-  drift = new DriftMetrics(metrics.registry, driftMonitor);
+  drift.follow(driftMonitor);
 
   const redis = connectRedis(config.redis);
   redis.on("error", (err) => logger.debug({ err }, "redis connection error"));
@@ -130,7 +130,7 @@ async function runScorer(config: ScorerConfig): Promise<void> {
     onModelSwitched: (to) => {
       metrics.setModelInfo(to.modelVersion, to.featureSchemaVersion, to.provider);
       driftMonitor = driftMonitorFor(to.manifest);
-      drift?.follow(driftMonitor);
+      drift.follow(driftMonitor);
     },
     onOutcome: (record, outcome) => promotions.count(record.key, outcome),
   });
@@ -153,7 +153,7 @@ async function runScorer(config: ScorerConfig): Promise<void> {
     try {
       await scorer.stop();
       await promoted.stop();
-      drift?.stop();
+      drift.stop();
       redis.disconnect();
       await promoted.currentModel().close();
       await health.close();

@@ -46,7 +46,9 @@ const optionsSchema = z
 const text = (v: string | undefined) => (v === undefined || v.trim() === "" ? undefined : v.trim());
 
 export function registerShadowCommand(program: Command): void {
-  const shadow = program.command("shadow").description("shadow scoring (compare a candidate with the live model)");
+  const shadow = program
+    .command("shadow")
+    .description("shadow scoring (compare a candidate with the live model)");
   shadow
     .command("report")
     .description(
@@ -56,7 +58,10 @@ export function registerShadowCommand(program: Command): void {
     .option("--to <time>", "end of the range, exclusive (default: now)")
     .option("--labels <csv>", "labels file (transaction_id,is_fraud) for each model's recall and precision")
     .option("--kafka-brokers <list>", "Kafka bootstrap brokers [env KAFKA_BROKERS]")
-    .option("--decisions-topic <topic>", "live decisions topic (default: decisions) [env KAFKA_DECISIONS_TOPIC]")
+    .option(
+      "--decisions-topic <topic>",
+      "live decisions topic (default: decisions) [env KAFKA_DECISIONS_TOPIC]",
+    )
     .option(
       "--shadow-topic <topic>",
       "shadow decisions topic (default: <decisions topic>.shadow) [env KAFKA_SHADOW_DECISIONS_TOPIC]",

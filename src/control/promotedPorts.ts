@@ -71,7 +71,10 @@ export async function followPromotions(o: PromotedPortsOptions): Promise<Promote
       started: (candidate) => {
         shadowPorts = { model: candidate, store: o.storeFor(candidate.modelVersion) };
         o.onShadowChanged?.(candidate);
-        logger.info({ candidate: candidate.modelVersion, live: ports.model.modelVersion }, "shadow scoring started");
+        logger.info(
+          { candidate: candidate.modelVersion, live: ports.model.modelVersion },
+          "shadow scoring started",
+        );
       },
       stopped: (candidate) => {
         shadowPorts = undefined;

@@ -72,11 +72,15 @@ export const CONFIG_SETTINGS: readonly ConfigSetting[] = [
     flag: "dlq-topic",
     flagValue: "topic",
   }),
-  setting("kafka.shadowDecisionsTopic", "topic a shadow candidate's decisions go to (default: <decisions topic>.shadow)", {
-    env: "KAFKA_SHADOW_DECISIONS_TOPIC",
-    flag: "shadow-decisions-topic",
-    flagValue: "topic",
-  }),
+  setting(
+    "kafka.shadowDecisionsTopic",
+    "topic a shadow candidate's decisions go to (default: <decisions topic>.shadow)",
+    {
+      env: "KAFKA_SHADOW_DECISIONS_TOPIC",
+      flag: "shadow-decisions-topic",
+      flagValue: "topic",
+    },
+  ),
   setting("kafka.controlTopic", "compacted topic of model and rules promotions (every instance reads it)", {
     env: "KAFKA_CONTROL_TOPIC",
     flag: "control-topic",

@@ -101,7 +101,8 @@ export async function readRecordedDecisionsTopic({
     idleTimeoutMs,
     onRecord: (r) => {
       const d = decodeDecisionRecord(r.value);
-      if (d.ok && (transactionIds?.has(d.value.transactionId) ?? true)) out.set(d.value.transactionId, d.value);
+      if (d.ok && (transactionIds?.has(d.value.transactionId) ?? true))
+        out.set(d.value.transactionId, d.value);
     },
   });
   return out;

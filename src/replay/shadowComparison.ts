@@ -41,7 +41,8 @@ export interface ShadowComparison {
 }
 
 const ACTIONS: readonly ActionName[] = [...ACTION_NAMES, "UNSPECIFIED"];
-const isFlagged = (d: DecisionInit) => actionName(d.action) === "REVIEW" || actionName(d.action) === "DECLINE";
+const isFlagged = (d: DecisionInit) =>
+  actionName(d.action) === "REVIEW" || actionName(d.action) === "DECLINE";
 
 function quality(pairs: ReadonlyArray<{ flagged: boolean; fraud: boolean }>): FlaggingQuality {
   let tp = 0;
@@ -86,7 +87,8 @@ export function compareShadow(
     sumDiff += diff;
     maxDiff = Math.max(maxDiff, diff);
   }
-  const versions = (ds: Iterable<DecisionInit>) => [...new Set([...ds].map((d) => d.modelVersion ?? ""))].sort();
+  const versions = (ds: Iterable<DecisionInit>) =>
+    [...new Set([...ds].map((d) => d.modelVersion ?? ""))].sort();
   const labelledPairs = labels ? pairs.filter((p) => labels.has(p.live.transactionId ?? "")) : [];
   return {
     live: live.size,
@@ -145,6 +147,7 @@ export function formatShadowComparison(c: ShadowComparison): string {
       q("shadow", c.labelled.shadow),
     );
   }
-  if (c.changes.changed > 0) lines.push(formatDiffReport(c.changes).replace(/^comparison with recorded decisions/, "live → shadow"));
+  if (c.changes.changed > 0)
+    lines.push(formatDiffReport(c.changes).replace(/^comparison with recorded decisions/, "live → shadow"));
   return lines.join("\n");
 }

@@ -106,8 +106,7 @@ export class ShadowScoring {
   async #score(items: readonly ScoringItem[], candidate: ShadowCandidate, ctx: ShadowContext): Promise<void> {
     const { events } = this.#options;
     const rebuild = new Set<string>();
-    for (const { tx } of items)
-      if (this.#stale.delete(tx.cardId)) rebuild.add(tx.cardId);
+    for (const { tx } of items) if (this.#stale.delete(tx.cardId)) rebuild.add(tx.cardId);
     try {
       const decisions = await scoreBatch(items, {
         ...ctx,
@@ -122,7 +121,6 @@ export class ShadowScoring {
     }
   }
 }
-
 
 /**
  * The candidate's view of card state: its own state keys (those of `rebuild` read as absent),

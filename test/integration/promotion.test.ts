@@ -140,7 +140,8 @@ describe("serve follows promotions on the control topic", () => {
           ),
         );
         await produce(txs.slice(i, i + PER_TICK));
-        if (i === PROMOTE_AT) promoted = promoteModel(NEW_DIR, { channel, issuedBy: "test", ...verifyOptions });
+        if (i === PROMOTE_AT)
+          promoted = promoteModel(NEW_DIR, { channel, issuedBy: "test", ...verifyOptions });
         await tick;
       }
       await promoted;

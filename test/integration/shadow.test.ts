@@ -72,7 +72,9 @@ async function flow(txs: readonly Transaction[]): Promise<void> {
   for (let i = 0; i < txs.length; i += 50) {
     const tick = sleep(100);
     await producer.publish(
-      txs.slice(i, i + 50).map((tx) => ({ topic: topics.transactions, key: tx.cardId, value: delimitedRecord(tx) })),
+      txs
+        .slice(i, i + 50)
+        .map((tx) => ({ topic: topics.transactions, key: tx.cardId, value: delimitedRecord(tx) })),
     );
     await tick;
   }
@@ -147,7 +149,9 @@ describe("shadow scoring", () => {
       // 1.1.0 is 1.0.0's weights re-issued with training distributions: on state of its own,
       // rebuilt from the shared history where it skipped, it must score exactly as live
       // (where neither fell back to the rules: a live timeout on this loaded machine is not one).
-      const modelDecided = shadowDecisions.filter((s) => !s.fallback && !live.byTransaction.get(s.transactionId)!.fallback);
+      const modelDecided = shadowDecisions.filter(
+        (s) => !s.fallback && !live.byTransaction.get(s.transactionId)!.fallback,
+      );
       expect(modelDecided.length).toBeGreaterThan(0);
       for (const s of modelDecided) {
         const l = live.byTransaction.get(s.transactionId)!;
@@ -162,7 +166,9 @@ describe("shadow scoring", () => {
       // the shared history holds each transaction once (the shadow never appends to it).
       const ns = `test-${topics.transactions}`;
       const card = txs[0]!.cardId;
-      expect(await redis.exists(`${ns}:state:${FEATURE_SCHEMA_VERSION}:${candidateVersion}:{${card}}`)).toBe(1);
+      expect(await redis.exists(`${ns}:state:${FEATURE_SCHEMA_VERSION}:${candidateVersion}:{${card}}`)).toBe(
+        1,
+      );
       expect(await redis.exists(`${ns}:state:${FEATURE_SCHEMA_VERSION}:${liveVersion}:{${card}}`)).toBe(1);
       const perCard = txs.filter((t) => t.cardId === card).length;
       expect(await redis.llen(`${ns}:hist:${FEATURE_SCHEMA_VERSION}:{${card}}`)).toBe(perCard);
@@ -175,7 +181,9 @@ describe("shadow scoring", () => {
       const labelsFile = join(scratch, "labels.csv");
       await writeFile(
         labelsFile,
-        ["transaction_id,is_fraud", ...txs.map((t, i) => `${t.transactionId},${i % 10 === 0 ? 1 : 0}`)].join("\n"),
+        ["transaction_id,is_fraud", ...txs.map((t, i) => `${t.transactionId},${i % 10 === 0 ? 1 : 0}`)].join(
+          "\n",
+        ),
       );
       const jsonFile = join(scratch, "report.json");
       const { stdout } = await run(process.execPath, [

@@ -2,7 +2,11 @@
 // computes must decide exactly as live, also for cards whose earlier transactions it skipped
 // (their shadow state is rebuilt from the shared history) — and it never appends to that history.
 import { describe, expect, it } from "vitest";
-import { encodeTransactionPayload, type DecisionInit, type TransactionInit } from "../../src/codec/messages.js";
+import {
+  encodeTransactionPayload,
+  type DecisionInit,
+  type TransactionInit,
+} from "../../src/codec/messages.js";
 import { MemoryCardStateStore } from "../../src/features/memoryCardStateStore.js";
 import { computeFeatureHashes } from "../../src/ingest/featureHashes.js";
 import { ruleEvaluator } from "../../src/rules/ruleEvaluator.js";

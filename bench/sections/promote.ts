@@ -1,0 +1,213 @@
+// 12. Across a promote: `serve` runs 1.0.0 at a steady rate (1,000 tx/s by default) while the
+// bench promotes 1.1.0 through the control topic part-way; decisions are bucketed by second of
+// scheduled send, so the p99 and max of the 5 s after the switch (the first second in which a
+// decision carries the new version) compare with the 5 s before. New state keys come with the
+// new version: every card's first transaction after the switch rebuilds its state from
+// history. The scorer's own counters (process CPU, rebuilds, decisions), polled every 250 ms,
+// give how many cards were rebuilt in the first minute and what each cost in CPU beyond a
+// transaction's steady cost.
+import { readFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Decision } from "../../src/codec/messages.js";
+import { promoteModel } from "../../src/control/promotionRecords.js";
+import { FEATURE_SCHEMA_VERSION } from "../../src/features/featureVector.js";
+import { KafkaControlChannel } from "../../src/stream/kafkaControlChannel.js";
+import { produceTraffic } from "../../src/tools/traffic/produceTraffic.js";
+import type { BenchContext } from "../support/benchContext.js";
+import { LatencySink, type LatencyReport } from "../support/decisionLatencies.js";
+import { MODEL_DIR } from "../support/benchScorer.js";
+import { wallClock } from "../support/wallClock.js";
+import { ScorerRig } from "./endToEnd.js";
+
+const NEW_MODEL_DIR = "models/fraud-lstm/1.1.0";
+const START_LEAD_MS = 500;
+const POLL_MS = 250;
+
+export interface PromoteWindow extends LatencyReport {
+  /** Seconds of scheduled send, relative to the switch second. */
+  readonly fromS: number;
+  readonly toS: number;
+}
+
+export interface PromoteResult {
+  readonly rate: number;
+  readonly from: string;
+  readonly to: string;
+  readonly publishedAtS: number;
+  /** From publishing the control record to the scorer's switch counter (verify, load, warm). */
+  readonly publishToSwitchMs: number;
+  /** Seconds after the send start of the first decision with the new version. */
+  readonly switchAtS: number;
+  readonly before: PromoteWindow;
+  readonly after: PromoteWindow;
+  readonly whole: LatencyReport;
+  readonly rebuild: {
+    /** How long after the switch the counters were read (≤ 60 s: the rest of the run). */
+    readonly windowS: number;
+    readonly cards: number;
+    readonly transactions: number;
+    readonly cpuUsPerTxBefore: number;
+    readonly cpuUsPerTxAfter: number;
+    /** (CPU after − transactions after × CPU per transaction before) / cards rebuilt. */
+    readonly cpuUsPerRebuild: number;
+  };
+}
+
+/** One second of scheduled sends: its latencies, and how many of its decisions were the new model's. */
+class SecondSink extends LatencySink {
+  newVersion = 0;
+  constructor(
+    budgetMs: number,
+    readonly newModelVersion: string,
+  ) {
+    super(budgetMs);
+  }
+  override record(decision: Decision, endToEndMs: number, seenMs: number, appendMs: number): void {
+    if (decision.modelVersion === this.newModelVersion) this.newVersion++;
+    super.record(decision, endToEndMs, seenMs, appendMs);
+  }
+}
+
+interface CounterSample {
+  readonly atMs: number;
+  readonly cpuS: number;
+  readonly rebuilds: number;
+  readonly decisions: number;
+  readonly switched: number;
+}
+
+const versionOf = async (dir: string) =>
+  (JSON.parse(await readFile(join(dir, "manifest.json"), "utf8")) as { modelVersion: string }).modelVersion;
+
+export async function promote(ctx: BenchContext): Promise<PromoteResult> {
+  const { rate, beforeS, afterS, windowS } = ctx.plan.promote;
+  const { budgetMs, drainS } = ctx.plan.endToEnd;
+  const [from, to] = [
+    await versionOf(resolve(ctx.root, MODEL_DIR)),
+    await versionOf(resolve(ctx.root, NEW_MODEL_DIR)),
+  ];
+  ctx.log(`promote: ${rate} tx/s, ${from} → ${to} after ${beforeS} s, then ${afterS} s`);
+  const rig = await ScorerRig.start(ctx, 200);
+  const channel = new KafkaControlChannel({ port: ctx.port, topic: `${rig.topics.transactions}.control` });
+  const verify = {
+    trustedKeysDir: join(ctx.root, "models/trusted-keys"),
+    expectedFeatureSchemaVersion: FEATURE_SCHEMA_VERSION,
+  };
+  const samples: CounterSample[] = [];
+  let polling = true;
+  const poll = (async () => {
+    while (polling) {
+      const [cpuS, rebuilds, decisions, switched] = await Promise.all([
+        rig.scorer.metric("process_cpu_seconds_total"),
+        rig.scorer.metric("fraud_card_state_total", { outcome: "rebuild" }),
+        rig.scorer.metric("fraud_decisions_total"),
+        rig.scorer.metric("fraud_promotions_total", { kind: "model", outcome: "switched" }),
+      ]);
+      samples.push({ atMs: Date.now(), cpuS, rebuilds, decisions, switched });
+      await sleep(POLL_MS);
+    }
+  })();
+  try {
+    // The running model is recorded first, so the promotion below has a `previous`.
+    await promoteModel(resolve(ctx.root, MODEL_DIR), { channel, issuedBy: "bench", ...verify });
+    const seconds = beforeS + afterS;
+    const count = Math.round(rate * seconds);
+    const clock = wallClock();
+    const startMs = clock.nowMs() + START_LEAD_MS;
+    const intervalMs = 1000 / rate;
+    const sinks = Array.from({ length: seconds }, () => new SecondSink(budgetMs, to));
+    const whole = new LatencySink(budgetMs);
+    let publishedAtMs = 0;
+    const promotion = sleep(Math.max(0, startMs + beforeS * 1000 - Date.now())).then(async () => {
+      publishedAtMs = Date.now();
+      await promoteModel(resolve(ctx.root, NEW_MODEL_DIR), { channel, issuedBy: "bench", ...verify });
+    });
+    const sent = await produceTraffic({
+      kafka: ctx.port,
+      topic: rig.topics.transactions,
+      source: ctx.traffic.take(count),
+      ratePerSecond: rate,
+      count,
+      startMs,
+      clock,
+      onScheduled: ({ index, transactionId }) => {
+        const due = startMs + index * intervalMs;
+        rig.collector.expect(
+          transactionId,
+          due,
+          sinks[Math.min(seconds - 1, Math.floor((due - startMs) / 1000))],
+        );
+      },
+    });
+    await promotion;
+    if (sent.failed > 0) throw new Error(`load generator: ${sent.failed} sends failed: ${sent.firstError}`);
+    const deadline = Date.now() + drainS * 1000;
+    for (const sink of sinks) await rig.collector.drain(sink, deadline);
+    polling = false;
+    await poll;
+
+    const switchSecond = sinks.findIndex((s) => s.newVersion > 0);
+    if (switchSecond < 0) throw new Error(`no decision carried ${to}: the promotion did not switch`);
+    const merged = (fromS: number, toS: number): PromoteWindow => {
+      const sink = new LatencySink(budgetMs);
+      for (const s of sinks.slice(Math.max(0, switchSecond + fromS), Math.max(0, switchSecond + toS))) {
+        sink.endToEnd.add(s.endToEnd);
+        sink.seenByConsumer.add(s.seenByConsumer);
+        for (const [stage, h] of Object.entries(s.stages)) sink.stages[stage as keyof typeof s.stages].add(h);
+        sink.expected += s.expected;
+        sink.decided += s.decided;
+        sink.undecided += s.undecided;
+        for (const [cause, n] of s.fallbacks) sink.fallbacks.set(cause, (sink.fallbacks.get(cause) ?? 0) + n);
+      }
+      return { fromS, toS, ...sink.report() };
+    };
+    for (const s of sinks) whole.endToEnd.add(s.endToEnd);
+
+    // CPU: the steady cost per transaction before the publish, then the first minute after the switch.
+    const switchedAt = samples.find((s) => s.switched >= 1);
+    if (switchedAt === undefined) throw new Error("the scorer never counted the switch");
+    const at = (ms: number) =>
+      samples.reduce((best, s) => (Math.abs(s.atMs - ms) < Math.abs(best.atMs - ms) ? s : best));
+    const steadyFrom = at(startMs + windowS * 1000);
+    const steadyTo = at(publishedAtMs);
+    const afterFrom = switchedAt;
+    const afterTo = at(Math.min(switchedAt.atMs + 60_000, startMs + seconds * 1000 + 2_000));
+    const perTx = (a: CounterSample, b: CounterSample) =>
+      ((b.cpuS - a.cpuS) * 1e6) / Math.max(1, b.decisions - a.decisions);
+    const cpuUsPerTxBefore = perTx(steadyFrom, steadyTo);
+    const transactions = afterTo.decisions - afterFrom.decisions;
+    const cards = afterTo.rebuilds - afterFrom.rebuilds;
+    const extraUs = (afterTo.cpuS - afterFrom.cpuS) * 1e6 - transactions * cpuUsPerTxBefore;
+    const result: PromoteResult = {
+      rate,
+      from,
+      to,
+      publishedAtS: Math.round((publishedAtMs - startMs) / 100) / 10,
+      publishToSwitchMs: Math.round(switchedAt.atMs - publishedAtMs),
+      switchAtS: switchSecond,
+      before: merged(-windowS, 0),
+      after: merged(0, windowS),
+      whole: whole.report(),
+      rebuild: {
+        windowS: Math.round((afterTo.atMs - afterFrom.atMs) / 100) / 10,
+        cards,
+        transactions,
+        cpuUsPerTxBefore: Math.round(cpuUsPerTxBefore),
+        cpuUsPerTxAfter: Math.round(perTx(afterFrom, afterTo)),
+        cpuUsPerRebuild: cards > 0 ? Math.round(extraUs / cards) : 0,
+      },
+    };
+    ctx.log(
+      `  switch ${result.publishToSwitchMs} ms after publishing; p99 ${result.before.endToEnd.p99Ms} → ${result.after.endToEnd.p99Ms} ms, ` +
+        `max ${result.before.endToEnd.maxMs} → ${result.after.endToEnd.maxMs} ms; ${cards} cards rebuilt in ${result.rebuild.windowS} s, ` +
+        `${result.rebuild.cpuUsPerRebuild} µs CPU each (${result.rebuild.cpuUsPerTxBefore} → ${result.rebuild.cpuUsPerTxAfter} µs/tx)`,
+    );
+    return result;
+  } finally {
+    polling = false;
+    await poll.catch(() => undefined);
+    rig.dirty = true;
+    await rig.stop();
+  }
+}
