@@ -165,7 +165,8 @@ export async function promote(ctx: BenchContext): Promise<PromoteResult> {
     for (const s of sinks) whole.endToEnd.add(s.endToEnd);
 
     // CPU: the steady cost per transaction before the publish, then the first minute after the switch.
-    const switchedAt = samples.find((s) => s.switched >= 1);
+    const switchesBefore = samples.filter((s) => s.atMs <= publishedAtMs).at(-1)?.switched ?? 0;
+    const switchedAt = samples.find((s) => s.atMs > publishedAtMs && s.switched > switchesBefore);
     if (switchedAt === undefined) throw new Error("the scorer never counted the switch");
     const at = (ms: number) =>
       samples.reduce((best, s) => (Math.abs(s.atMs - ms) < Math.abs(best.atMs - ms) ? s : best));

@@ -4,7 +4,7 @@
 // change, so a batch that has pinned the old runner finishes on it and the next one starts on
 // the new. A refused artifact is logged and counted, and the current model stays.
 import { readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import type { ModelControlRecord, PinnedArtifact } from "../control/controlRecord.js";
 import { sha256Hex } from "../control/controlRecord.js";
 import type { ModelRunner } from "./loadModelRunner.js";
@@ -98,7 +98,9 @@ export class ModelSlot {
 
   async apply(record: ModelControlRecord): Promise<PromotionOutcome> {
     const { dir } = record;
-    if (dir === this.#currentDir && record.modelVersion === this.#current.modelVersion) return "unchanged";
+    // The same folder however it is written (MODEL_DIR is often relative, a promotion absolute).
+    if (resolve(dir) === resolve(this.#currentDir) && record.modelVersion === this.#current.modelVersion)
+      return "unchanged";
     const loaded = await loadPinnedArtifact(record, this.#options.load);
     if (!loaded.ok) {
       this.#options.events?.refused?.(loaded.kind, dir, loaded.reason);
