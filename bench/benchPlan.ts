@@ -35,12 +35,18 @@ export interface BenchPlan {
   };
   readonly ceiling: { readonly records: number; readonly perfRecords: number; readonly partitions: number };
   readonly noisyNeighbour: { readonly rate: number };
-  /** A promote at a steady rate: seconds before it and after it, and the p99 windows' width. */
+  /**
+   * A promote at a steady rate: seconds before it and after it, and the p99 windows' width; and
+   * the in-process rebuild cost: transactions scored to build histories, then measured ones.
+   */
   readonly promote: {
     readonly rate: number;
     readonly beforeS: number;
     readonly afterS: number;
     readonly windowS: number;
+    readonly historyTransactions: number;
+    readonly measuredTransactions: number;
+    readonly rounds: number;
   };
   readonly hotPath: {
     readonly drainTransactions: number;
@@ -87,7 +93,15 @@ export const FULL_PLAN: BenchPlan = {
   ceiling: { records: 100_000, perfRecords: 500_000, partitions: 12 },
   noisyNeighbour: { rate: 1_000 },
   // 15 s before (5 s of them warm-up), then a minute after: the rebuild cost of the first minute.
-  promote: { rate: 1_000, beforeS: 15, afterS: 60, windowS: 5 },
+  promote: {
+    rate: 1_000,
+    beforeS: 15,
+    afterS: 60,
+    windowS: 5,
+    historyTransactions: 16_000,
+    measuredTransactions: 2_000,
+    rounds: 6,
+  },
   hotPath: {
     drainTransactions: 200_000,
     warmupTransactions: 10_000,
@@ -127,7 +141,15 @@ export const SMOKE_PLAN: BenchPlan = {
   model: { batchSizes: [1, 64], rounds: 2, stepsPerRound: 20 },
   ceiling: { records: 3_000, perfRecords: 20_000, partitions: 4 },
   noisyNeighbour: { rate: 300 },
-  promote: { rate: 300, beforeS: 4, afterS: 6, windowS: 2 },
+  promote: {
+    rate: 300,
+    beforeS: 4,
+    afterS: 6,
+    windowS: 2,
+    historyTransactions: 1_000,
+    measuredTransactions: 200,
+    rounds: 2,
+  },
   hotPath: {
     drainTransactions: 5_000,
     warmupTransactions: 500,

@@ -3,9 +3,11 @@
 // scheduled send, so the p99 and max of the 5 s after the switch (the first second in which a
 // decision carries the new version) compare with the 5 s before. New state keys come with the
 // new version: every card's first transaction after the switch rebuilds its state from
-// history. The scorer's own counters (process CPU, rebuilds, decisions), polled every 250 ms,
-// give how many cards were rebuilt in the first minute and what each cost in CPU beyond a
-// transaction's steady cost.
+// history. The scorer's own counters, polled every 250 ms, give how many cards were rebuilt in the
+// first minute. What a rebuild costs in CPU is measured in process beforehand (a loaded machine
+// makes the child's CPU per transaction too noisy to subtract): the same transactions scored
+// against state that is there (hits) and against a new version's empty keys over the same
+// history (rebuilds), in alternating rounds, CPU time by process.cpuUsage.
 import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -19,6 +21,11 @@ import { LatencySink, type LatencyReport } from "../support/decisionLatencies.js
 import { MODEL_DIR } from "../support/benchScorer.js";
 import { wallClock } from "../support/wallClock.js";
 import { ScorerRig } from "./endToEnd.js";
+import { MemoryCardStateStore } from "../../src/features/memoryCardStateStore.js";
+import type { CardStateStore } from "../../src/scoring/ports.js";
+import { scoreBatch } from "../../src/scoring/scoreBatch.js";
+import { loadScoringParts, scoringContext, scoringItems } from "../support/inProcessScoring.js";
+import { median } from "../support/alternatingRounds.js";
 
 const NEW_MODEL_DIR = "models/fraud-lstm/1.1.0";
 const START_LEAD_MS = 500;
@@ -45,13 +52,108 @@ export interface PromoteResult {
   readonly rebuild: {
     /** How long after the switch the counters were read (≤ 60 s: the rest of the run). */
     readonly windowS: number;
+    /** Cards the scorer rebuilt from history in that time, and the transactions it decided. */
     readonly cards: number;
     readonly transactions: number;
-    readonly cpuUsPerTxBefore: number;
-    readonly cpuUsPerTxAfter: number;
-    /** (CPU after − transactions after × CPU per transaction before) / cards rebuilt. */
-    readonly cpuUsPerRebuild: number;
-  };
+  } & RebuildCost;
+}
+
+/** In process: CPU per transaction on state hits vs on rebuilds, and so per rebuilt card. */
+export interface RebuildCost {
+  readonly measuredTransactions: number;
+  readonly rounds: number;
+  readonly cardsPerRound: number;
+  /** History entries stepped per rebuilt card, on average. */
+  readonly historyEntriesPerCard: number;
+  readonly cpuUsPerTxHit: number;
+  readonly cpuUsPerTxRebuild: number;
+  readonly cpuUsPerRebuild: number;
+}
+
+async function rebuildCost(ctx: BenchContext): Promise<RebuildCost> {
+  const { historyTransactions, measuredTransactions, rounds } = ctx.plan.promote;
+  const parts = await loadScoringParts(ctx.root);
+  const store = new MemoryCardStateStore();
+  const base = scoringContext(parts, store);
+  const batches = (items: ReturnType<typeof scoringItems>) =>
+    Array.from({ length: Math.ceil(items.length / 64) }, (_, i) => items.slice(i * 64, i * 64 + 64));
+  try {
+    const history = scoringItems(ctx.traffic.take(historyTransactions), historyTransactions);
+    for (const batch of batches(history)) {
+      const now = Date.now();
+      await scoreBatch(
+        batch.map((item) => ({ ...item, budgetStartMs: now })),
+        base,
+      );
+    }
+    const measured = scoringItems(ctx.traffic.take(measuredTransactions), measuredTransactions);
+    // Neither side writes: every round reads the same state and history.
+    let entries = 0;
+    const readOnly = (rebuild: boolean): CardStateStore => ({
+      async readBatch(request) {
+        const read = await store.readBatch(request);
+        return rebuild ? { ...read, states: read.states.map(() => undefined), histories: undefined } : read;
+      },
+      async readHistories(cardIds) {
+        const histories = await store.readHistories(cardIds);
+        for (const h of histories) entries += h.length;
+        return histories;
+      },
+      writeBatch: async (writes) => writes.map(() => "applied" as const),
+    });
+    let rebuilt = 0;
+    const side = (rebuild: boolean) => async () => {
+      const ctxOf = {
+        ...base,
+        store: readOnly(rebuild),
+        events: { stateOutcome: (o: string, n: number) => void (o === "rebuild" && (rebuilt += n)) },
+      };
+      const t0 = process.cpuUsage();
+      for (const batch of batches(measured)) {
+        const now = Date.now();
+        await scoreBatch(
+          batch.map((item) => ({ ...item, budgetStartMs: now })),
+          ctxOf,
+        );
+      }
+      const used = process.cpuUsage(t0);
+      return (used.user + used.system) / measured.length;
+    };
+    const hit = side(false);
+    const rebuild = side(true);
+    await hit();
+    await rebuild(); // warm-up of both
+    const hits: number[] = [];
+    const rebuilds: number[] = [];
+    [rebuilt, entries] = [0, 0];
+    for (let r = 0; r < rounds; r++) {
+      if (r % 2 === 0) {
+        hits.push(await hit());
+        rebuilds.push(await rebuild());
+      } else {
+        rebuilds.push(await rebuild());
+        hits.push(await hit());
+      }
+    }
+    const cardsPerRound = rebuilt / rounds;
+    const cpuUsPerTxHit = median(hits);
+    const cpuUsPerTxRebuild = median(rebuilds);
+    return {
+      measuredTransactions,
+      rounds,
+      cardsPerRound: Math.round(cardsPerRound),
+      historyEntriesPerCard: rebuilt === 0 ? 0 : Math.round((entries / rebuilt) * 10) / 10,
+      cpuUsPerTxHit: Math.round(cpuUsPerTxHit * 10) / 10,
+      cpuUsPerTxRebuild: Math.round(cpuUsPerTxRebuild * 10) / 10,
+      cpuUsPerRebuild:
+        cardsPerRound === 0
+          ? 0
+          : Math.round(((cpuUsPerTxRebuild - cpuUsPerTxHit) * measuredTransactions) / cardsPerRound),
+    };
+  } finally {
+    base.shutdown();
+    await parts.model.close();
+  }
 }
 
 /** One second of scheduled sends: its latencies, and how many of its decisions were the new model's. */
@@ -71,7 +173,6 @@ class SecondSink extends LatencySink {
 
 interface CounterSample {
   readonly atMs: number;
-  readonly cpuS: number;
   readonly rebuilds: number;
   readonly decisions: number;
   readonly switched: number;
@@ -82,6 +183,11 @@ const versionOf = async (dir: string) =>
 
 export async function promote(ctx: BenchContext): Promise<PromoteResult> {
   const { rate, beforeS, afterS, windowS } = ctx.plan.promote;
+  const cost = await rebuildCost(ctx);
+  ctx.log(
+    `  in process: ${cost.cpuUsPerTxHit} µs CPU/tx on hits, ${cost.cpuUsPerTxRebuild} on rebuilds ` +
+      `(${cost.cardsPerRound} cards of ${cost.historyEntriesPerCard} entries): ${cost.cpuUsPerRebuild} µs per rebuilt card`,
+  );
   const { budgetMs, drainS } = ctx.plan.endToEnd;
   const [from, to] = [
     await versionOf(resolve(ctx.root, MODEL_DIR)),
@@ -98,13 +204,12 @@ export async function promote(ctx: BenchContext): Promise<PromoteResult> {
   let polling = true;
   const poll = (async () => {
     while (polling) {
-      const [cpuS, rebuilds, decisions, switched] = await Promise.all([
-        rig.scorer.metric("process_cpu_seconds_total"),
+      const [rebuilds, decisions, switched] = await Promise.all([
         rig.scorer.metric("fraud_card_state_total", { outcome: "rebuild" }),
         rig.scorer.metric("fraud_decisions_total"),
         rig.scorer.metric("fraud_promotions_total", { kind: "model", outcome: "switched" }),
       ]);
-      samples.push({ atMs: Date.now(), cpuS, rebuilds, decisions, switched });
+      samples.push({ atMs: Date.now(), rebuilds, decisions, switched });
       await sleep(POLL_MS);
     }
   })();
@@ -164,22 +269,10 @@ export async function promote(ctx: BenchContext): Promise<PromoteResult> {
     };
     for (const s of sinks) whole.endToEnd.add(s.endToEnd);
 
-    // CPU: the steady cost per transaction before the publish, then the first minute after the switch.
     const switchesBefore = samples.filter((s) => s.atMs <= publishedAtMs).at(-1)?.switched ?? 0;
     const switchedAt = samples.find((s) => s.atMs > publishedAtMs && s.switched > switchesBefore);
     if (switchedAt === undefined) throw new Error("the scorer never counted the switch");
-    const at = (ms: number) =>
-      samples.reduce((best, s) => (Math.abs(s.atMs - ms) < Math.abs(best.atMs - ms) ? s : best));
-    const steadyFrom = at(startMs + windowS * 1000);
-    const steadyTo = at(publishedAtMs);
-    const afterFrom = switchedAt;
-    const afterTo = at(Math.min(switchedAt.atMs + 60_000, startMs + seconds * 1000 + 2_000));
-    const perTx = (a: CounterSample, b: CounterSample) =>
-      ((b.cpuS - a.cpuS) * 1e6) / Math.max(1, b.decisions - a.decisions);
-    const cpuUsPerTxBefore = perTx(steadyFrom, steadyTo);
-    const transactions = afterTo.decisions - afterFrom.decisions;
-    const cards = afterTo.rebuilds - afterFrom.rebuilds;
-    const extraUs = (afterTo.cpuS - afterFrom.cpuS) * 1e6 - transactions * cpuUsPerTxBefore;
+    const lastSample = samples.filter((s) => s.atMs <= switchedAt.atMs + 60_000).at(-1)!;
     const result: PromoteResult = {
       rate,
       from,
@@ -191,18 +284,15 @@ export async function promote(ctx: BenchContext): Promise<PromoteResult> {
       after: merged(0, windowS),
       whole: whole.report(),
       rebuild: {
-        windowS: Math.round((afterTo.atMs - afterFrom.atMs) / 100) / 10,
-        cards,
-        transactions,
-        cpuUsPerTxBefore: Math.round(cpuUsPerTxBefore),
-        cpuUsPerTxAfter: Math.round(perTx(afterFrom, afterTo)),
-        cpuUsPerRebuild: cards > 0 ? Math.round(extraUs / cards) : 0,
+        windowS: Math.round((lastSample.atMs - switchedAt.atMs) / 100) / 10,
+        cards: lastSample.rebuilds - switchedAt.rebuilds,
+        transactions: lastSample.decisions - switchedAt.decisions,
+        ...cost,
       },
     };
     ctx.log(
       `  switch ${result.publishToSwitchMs} ms after publishing; p99 ${result.before.endToEnd.p99Ms} → ${result.after.endToEnd.p99Ms} ms, ` +
-        `max ${result.before.endToEnd.maxMs} → ${result.after.endToEnd.maxMs} ms; ${cards} cards rebuilt in ${result.rebuild.windowS} s, ` +
-        `${result.rebuild.cpuUsPerRebuild} µs CPU each (${result.rebuild.cpuUsPerTxBefore} → ${result.rebuild.cpuUsPerTxAfter} µs/tx)`,
+        `max ${result.before.endToEnd.maxMs} → ${result.after.endToEnd.maxMs} ms; ${result.rebuild.cards} cards rebuilt in ${result.rebuild.windowS} s`,
     );
     return result;
   } finally {
