@@ -112,6 +112,10 @@ export class ShadowScoring {
         ...ctx,
         model: candidate.model,
         store: shadowStateStore(candidate.store, items, rebuild),
+        // Never the live lane, backlog or events (drift, state metrics): the shadow is not live.
+        stateLane: undefined,
+        backlog: undefined,
+        events: undefined,
       });
       await this.#options.publish(decisions);
       events?.scored?.(decisions.length);

@@ -218,7 +218,10 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
       // A few live batches' worth: more means a shadow so far behind its budgets are spent.
       maxPending: scoring.maxBatch * 4,
       context: () => ({
-        ...context,
+        thresholds: context.thresholds,
+        budgetMs: context.budgetMs,
+        minBudgetForModelMs: context.minBudgetForModelMs,
+        clock: context.clock,
         rules: parts.ports().rules,
         guards: shadowGuards,
         explainTopFeatures: 0,
