@@ -8,6 +8,7 @@ import { readLabelsFile } from "../codec/transactionFiles.js";
 import { shadowTopicOf } from "../ops/config.js";
 import { readRecordedDecisionsTopic } from "../replay/recordedDecisions.js";
 import { parseTimeArgument } from "../replay/replayOptions.js";
+import { ReplayInputError } from "../replay/replayRecord.js";
 import { compareShadow, formatShadowComparison } from "../replay/shadowComparison.js";
 import { createKafkaPort } from "../stream/kafka/index.js";
 import { brokerListSchema } from "./brokerListSchema.js";
@@ -86,24 +87,34 @@ export function registerShadowCommand(program: Command): void {
               : i.message,
           ),
         );
-      const o = parsed.data;
-      const kafka = createKafkaPort({ brokers: o.kafkaBrokers, clientId: "fraud-scorer-shadow-report" });
-      const live = await readRecordedDecisionsTopic({
-        kafka,
-        topic: o.decisionsTopic,
-        sinceMs: o.from,
-        ...(o.to === undefined ? {} : { untilMs: o.to }),
-      });
-      // A shadow decision is written after its live one: read from the range's start to the end.
-      const shadowDecisions = await readRecordedDecisionsTopic({
-        kafka,
-        topic: o.shadowTopic ?? shadowTopicOf(o.decisionsTopic),
-        transactionIds: new Set(live.keys()),
-        sinceMs: o.from,
-      });
-      const labels = o.labels === undefined ? undefined : await readLabelsFile(o.labels);
-      const comparison = compareShadow(live, shadowDecisions, labels);
-      console.log(formatShadowComparison(comparison));
-      if (o.json) await writeFile(o.json, `${JSON.stringify(comparison, null, 2)}\n`);
+      try {
+        await report(parsed.data);
+      } catch (err) {
+        // A missing topic or an unreadable labels file: one line, exit 1.
+        if (!(err instanceof ReplayInputError) && (err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+        process.stderr.write(`fraud-scorer shadow report: ${(err as Error).message}\n`);
+        process.exitCode = 1;
+      }
     });
+}
+
+async function report(o: z.output<typeof optionsSchema>): Promise<void> {
+  const kafka = createKafkaPort({ brokers: o.kafkaBrokers, clientId: "fraud-scorer-shadow-report" });
+  const live = await readRecordedDecisionsTopic({
+    kafka,
+    topic: o.decisionsTopic,
+    sinceMs: o.from,
+    ...(o.to === undefined ? {} : { untilMs: o.to }),
+  });
+  // A shadow decision is written after its live one: read from the range's start to the end.
+  const shadowDecisions = await readRecordedDecisionsTopic({
+    kafka,
+    topic: o.shadowTopic ?? shadowTopicOf(o.decisionsTopic),
+    transactionIds: new Set(live.keys()),
+    sinceMs: o.from,
+  });
+  const labels = o.labels === undefined ? undefined : await readLabelsFile(o.labels);
+  const comparison = compareShadow(live, shadowDecisions, labels);
+  console.log(formatShadowComparison(comparison));
+  if (o.json) await writeFile(o.json, `${JSON.stringify(comparison, null, 2)}\n`);
 }
