@@ -47,6 +47,7 @@ export interface ScorerSettings {
   readonly scoring: {
     readonly budgetMs: number;
     readonly maxBatch: number;
+    readonly lingerMs: number;
     readonly thresholds: PolicyThresholds;
     readonly minBudgetForModelMs: number;
     readonly stateTimeoutMs: number;
@@ -198,6 +199,7 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
 
   const queue = new ScoringQueue({
     maxBatch: scoring.maxBatch,
+    lingerMs: scoring.lingerMs,
     onBatch: (size) => metrics.observeBatchSize(size),
     score: (items) => scoreBatch(items, { ...context, ...parts.ports() }),
     publish: async (batch) => {
