@@ -199,7 +199,9 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
 
   const queue = new ScoringQueue({
     maxBatch: scoring.maxBatch,
-    lingerMs: scoring.lingerMs,
+    // Exactly-once takes the next delivery only once this one is committed: nothing can join
+    // a lingering batch, so the linger would only add latency.
+    lingerMs: transactions ? 0 : scoring.lingerMs,
     onBatch: (size) => metrics.observeBatchSize(size),
     score: (items) => scoreBatch(items, { ...context, ...parts.ports() }),
     publish: async (batch) => {
