@@ -83,6 +83,13 @@ export async function stepRows(
   };
 }
 
+/** A transaction to explain: its features and the card state it was stepped from. */
+interface Flagged {
+  readonly index: number;
+  readonly x: Float32Array;
+  readonly state: CardState;
+}
+
 /** Waves: the k-th occurrence of each card in `indexes` goes in wave k. */
 function wavesOf(batch: ScoringBatch, indexes: readonly number[]): number[][] {
   const waves: number[][] = [];
@@ -177,13 +184,6 @@ export async function scoreInWaves(batch: ScoringBatch, indexes: readonly number
     batch.times.policy += ctx.clock.monotonicUs() - p0;
   }
   if (explain.length > 0) await explainScores(batch, explain);
-}
-
-/** A transaction to explain: its features and the card state it was stepped from. */
-interface Flagged {
-  readonly index: number;
-  readonly x: Float32Array;
-  readonly state: CardState;
 }
 
 /**

@@ -1,11 +1,11 @@
 // The scoring queue: fed by every owned partition, drained by one loop. A batch is whatever has
 // arrived while the previous one ran, capped at maxBatch, except that a batch whose oldest
 // transaction is younger than lingerMs waits for it to reach that age (or for maxBatch to
-// arrive). Most of a batch's cost is per batch (two Redis round trips, one model run, timers),
-// so at low rates, where every batch would hold one or two transactions, a few milliseconds of
-// linger cut the CPU per transaction several times over (bench hotPath, steady 1,000 tx/s); at
-// high rates the previous batch's scoring outlasts the linger and nothing waits. The linger
-// bounds the added latency, far inside the budget. Publishing a batch's decisions overlaps
+// arrive). Much of a batch's cost is per batch (two Redis round trips, a model run, timers):
+// scoreBatch against the real Redis took 558, 278 and 159 µs of CPU per transaction in batches
+// of 1, 5 and 10. At low rates, where every batch would hold one or two transactions, a few
+// milliseconds of linger share that cost; at high rates the previous batch's scoring outlasts
+// the linger and nothing waits. The linger bounds the added latency, far inside the budget. Publishing a batch's decisions overlaps
 // with scoring the next; a submission resolves only once every decision of it is acknowledged,
 // which is when its offsets may be committed.
 import type { DecisionInit } from "../codec/messages.js";
