@@ -7,6 +7,7 @@ import type { DecisionInit } from "../../src/codec/messages.js";
 import { MemoryCardStateStore } from "../../src/features/memoryCardStateStore.js";
 import { scoreBatch, type ScoringItem } from "../../src/scoring/scoreBatch.js";
 import { ScoringQueue } from "../../src/stream/scoringQueue.js";
+import { configKeyDefault } from "../../src/ops/configSchema.js";
 import type { BenchContext } from "../support/benchContext.js";
 import {
   loadScoringParts,
@@ -39,12 +40,15 @@ export interface BatchingLoad {
 export interface BatchingResult {
   readonly maxBatch: number;
   readonly dynamicMaxWaitMs: number;
+  /** The product's linger (scoring.lingerMs), which the continuous side runs with. */
+  readonly lingerMs?: number;
   /** Back-to-back batches of maxBatch, no waiting: what this machine scores per second. */
   readonly capacityPerSecond: number;
   readonly loads: readonly BatchingLoad[];
 }
 
 const REPETITIONS = 2;
+const PRODUCT_LINGER_MS = configKeyDefault("scoring.lingerMs") as number;
 
 export async function batching(ctx: BenchContext): Promise<BatchingResult> {
   const plan = ctx.plan.batching;
@@ -87,6 +91,7 @@ export async function batching(ctx: BenchContext): Promise<BatchingResult> {
     return {
       maxBatch: plan.maxBatch,
       dynamicMaxWaitMs: plan.dynamicMaxWaitMs,
+      lingerMs: PRODUCT_LINGER_MS,
       capacityPerSecond: Math.round(capacity),
       loads,
     };
@@ -158,7 +163,13 @@ async function runBatcher(
   const onBatch = (size: number) => batches.push(size);
   const batcher: Batcher =
     kind === "continuous"
-      ? new ScoringQueue({ maxBatch, score, publish: async (d) => publish(d), onBatch })
+      ? new ScoringQueue({
+          maxBatch,
+          lingerMs: PRODUCT_LINGER_MS,
+          score,
+          publish: async (d) => publish(d),
+          onBatch,
+        })
       : new DynamicBatcher({ maxBatch, maxWaitMs: dynamicMaxWaitMs, score, publish, onBatch });
 
   // Open loop: whatever is due is submitted, however far behind the scorer is.

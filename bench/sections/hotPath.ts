@@ -23,6 +23,7 @@ import { FALLBACK_CAUSE_LABELS, ScorerMetrics } from "../../src/ops/metrics.js";
 import { streamPosition, systemClock, type Clock } from "../../src/scoring/ports.js";
 import { scoreBatch, type ScoringContext, type ScoringItem } from "../../src/scoring/scoreBatch.js";
 import { ScoringQueue } from "../../src/stream/scoringQueue.js";
+import { configKeyDefault } from "../../src/ops/configSchema.js";
 import type { BenchContext } from "../support/benchContext.js";
 import { round1, round3 } from "../support/alternatingRounds.js";
 import { startCpuHog } from "../support/cpuHog.js";
@@ -74,6 +75,9 @@ export interface HotPathSteady {
   /** Share of one core used by this process. */
   readonly corePercent: number;
   readonly cpuUsPerTransaction: number;
+  /** Transactions per scoring batch, as the scoring queue formed them with this linger. */
+  readonly meanBatch?: number;
+  readonly lingerMs?: number;
   readonly p50Ms: number;
   readonly p99Ms: number;
   readonly maxMs: number;
@@ -169,7 +173,7 @@ export async function hotPath(ctx: BenchContext): Promise<HotPathResult> {
   return { drain, steady };
 }
 
-async function runDrain(ctx: BenchContext, parts: ScoringParts): Promise<HotPathDrain> {
+export async function runDrain(ctx: BenchContext, parts: ScoringParts): Promise<HotPathDrain> {
   const { drainTransactions: n, maxBatch, warmupTransactions } = ctx.plan.hotPath;
   const h = await harness(ctx, parts, "hotpath-drain", n + warmupTransactions, cpuClock);
   const totals = { decode: 0, encode: 0, metrics: 0, scoring: 0 };
@@ -254,12 +258,13 @@ async function runDrain(ctx: BenchContext, parts: ScoringParts): Promise<HotPath
   }
 }
 
-async function runSteady(
+export async function runSteady(
   ctx: BenchContext,
   parts: ScoringParts,
   label: string,
   rate: number,
   seconds: number,
+  lingerMs = configKeyDefault("scoring.lingerMs") as number,
 ): Promise<HotPathSteady> {
   const { maxBatch, steadyWarmupS } = ctx.plan.hotPath;
   const total = Math.ceil(rate * (seconds + steadyWarmupS));
@@ -269,9 +274,17 @@ async function runSteady(
   const causes: Record<string, number> = {};
   let published = 0;
   let modelDecided = 0;
+  let batches = 0;
+  let batched = 0;
   const queue = new ScoringQueue({
     maxBatch,
-    onBatch: (size) => h.metrics.observeBatchSize(size),
+    lingerMs,
+    onBatch: (size) => {
+      h.metrics.observeBatchSize(size);
+      if (published < warmupEnd) return;
+      batches++;
+      batched += size;
+    },
     score: (items) => scoreBatch(items, h.context),
     // Decisions are published in arrival order: the first warmupEnd are the warm-up's.
     publish: async (decisions) => {
@@ -323,6 +336,8 @@ async function runSteady(
       decisions: measured,
       corePercent: round1((cpu / 1e6 / wallS) * 100),
       cpuUsPerTransaction: round1(cpu / Math.max(1, measured)),
+      meanBatch: round1(batched / Math.max(1, batches)),
+      lingerMs,
       p50Ms: round1(latency.percentileMs(50)),
       p99Ms: round1(latency.percentileMs(99)),
       maxMs: round1(latency.percentileMs(100)),

@@ -110,6 +110,8 @@ export interface BreakerConfig {
 export interface ScoringConfig {
   readonly budgetMs: number;
   readonly maxBatch: number;
+  /** How long a batch short of maxBatch may wait for more, from its oldest transaction's arrival. */
+  readonly lingerMs: number;
   readonly thresholds: { readonly review: number; readonly decline: number };
   /** Below this much remaining budget the rules decide without calling state or model. */
   readonly minBudgetForModelMs: number;

@@ -193,6 +193,13 @@ export const CONFIG_SETTINGS: readonly ConfigSetting[] = [
     flag: "max-batch",
     flagValue: "n",
   }),
+  setting(
+    "scoring.lingerMs",
+    "how long a scoring batch short of the largest may wait for more, ms (not in exactly-once mode)",
+    {
+      env: "BATCH_LINGER_MS",
+    },
+  ),
   setting("scoring.thresholds.review", "score from which a transaction is sent to review", {
     env: "REVIEW_THRESHOLD",
     flag: "review-threshold",

@@ -83,6 +83,13 @@ export async function stepRows(
   };
 }
 
+/** A transaction to explain: its features and the card state it was stepped from. */
+interface Flagged {
+  readonly index: number;
+  readonly x: Float32Array;
+  readonly state: CardState;
+}
+
 /** Waves: the k-th occurrence of each card in `indexes` goes in wave k. */
 function wavesOf(batch: ScoringBatch, indexes: readonly number[]): number[][] {
   const waves: number[][] = [];
@@ -103,6 +110,9 @@ function wavesOf(batch: ScoringBatch, indexes: readonly number[]): number[][] {
 export async function scoreInWaves(batch: ScoringBatch, indexes: readonly number[]): Promise<void> {
   const { items, ctx, slots, deviceCardCounts, late, outcomes } = batch;
   let modelDown: number | undefined;
+  // Flagged transactions of every wave, explained together in one model call at the end: a
+  // run's fixed cost (~20 µs) dwarfs its per-row cost, and a batch has several waves.
+  const explain: Flagged[] = [];
   for (const wave of wavesOf(batch, indexes)) {
     if (modelDown !== undefined) {
       decideByRules(batch, wave, modelDown);
@@ -125,7 +135,6 @@ export async function scoreInWaves(batch: ScoringBatch, indexes: readonly number
     }
     if (batch.decide) ctx.events?.modelStepped?.(stepped.x, stepped.score, wave.length);
     const p0 = ctx.clock.monotonicUs();
-    const explain: number[] = [];
     wave.forEach((i, k) => {
       const item = items[i]!;
       const slot = slots.get(item.tx.cardId)!;
@@ -153,7 +162,12 @@ export async function scoreInWaves(batch: ScoringBatch, indexes: readonly number
             topFeatures: [],
             fallbackCause: FallbackCause.FALLBACK_CAUSE_UNSPECIFIED,
           };
-          if (score >= ctx.thresholds.review && (ctx.explainTopFeatures ?? 0) > 0) explain.push(k);
+          if (score >= ctx.thresholds.review && (ctx.explainTopFeatures ?? 0) > 0)
+            explain.push({
+              index: i,
+              x: stepped.x.subarray(k * FEATURE_COUNT, (k + 1) * FEATURE_COUNT),
+              state: slot.state,
+            });
         }
       }
       // A position at or before the stored one was applied already (a record reprocessed after
@@ -168,8 +182,8 @@ export async function scoreInWaves(batch: ScoringBatch, indexes: readonly number
       slot.history.push({ payload: item.payload, deviceCardCount: deviceCardCounts[i]! });
     });
     batch.times.policy += ctx.clock.monotonicUs() - p0;
-    if (explain.length > 0) await explainScores(batch, explain, wave, rows, stepped);
   }
+  if (explain.length > 0) await explainScores(batch, explain);
 }
 
 /**
@@ -177,13 +191,7 @@ export async function scoreInWaves(batch: ScoringBatch, indexes: readonly number
  * in turn is reset to 0 (the training mean of a standardised feature) and the score drop is
  * measured, all in one batched model call. Cheap because only flagged transactions pay for it.
  */
-async function explainScores(
-  batch: ScoringBatch,
-  flagged: readonly number[],
-  wave: readonly number[],
-  rows: readonly StepRow[],
-  stepped: Extract<Stepped, { ok: true }>,
-): Promise<void> {
+async function explainScores(batch: ScoringBatch, flagged: readonly Flagged[]): Promise<void> {
   const { ctx } = batch;
   const model = ctx.model!;
   const H = model.hiddenSize;
@@ -191,14 +199,13 @@ async function explainScores(
   const x = new Float32Array(B * FEATURE_COUNT);
   const h = new Float32Array(B * H);
   const c = new Float32Array(B * H);
-  flagged.forEach((k, n) => {
-    const base = stepped.x.subarray(k * FEATURE_COUNT, (k + 1) * FEATURE_COUNT);
+  flagged.forEach(({ x: base, state }, n) => {
     for (let f = 0; f < FEATURE_COUNT; f++) {
       const row = n * FEATURE_COUNT + f;
       x.set(base, row * FEATURE_COUNT);
       x[row * FEATURE_COUNT + f] = 0;
-      h.set(rows[k]!.state.h, row * H);
-      c.set(rows[k]!.state.c, row * H);
+      h.set(state.h, row * H);
+      c.set(state.c, row * H);
     }
   });
   const m0 = ctx.clock.monotonicUs();
@@ -206,8 +213,8 @@ async function explainScores(
   batch.times.model += ctx.clock.monotonicUs() - m0;
   if (!result.ok) return;
   const top = ctx.explainTopFeatures ?? 0;
-  flagged.forEach((k, n) => {
-    const outcome = batch.outcomes[wave[k]!]!;
+  flagged.forEach(({ index }, n) => {
+    const outcome = batch.outcomes[index]!;
     const drops = FEATURE_NAMES.map((name, f) => ({
       name,
       drop: outcome.score - result.value.score[n * FEATURE_COUNT + f]!,

@@ -52,6 +52,7 @@ export interface ScorerSettings {
   readonly scoring: {
     readonly budgetMs: number;
     readonly maxBatch: number;
+    readonly lingerMs: number;
     readonly thresholds: PolicyThresholds;
     readonly minBudgetForModelMs: number;
     readonly stateTimeoutMs: number;
@@ -230,6 +231,9 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
 
   const queue = new ScoringQueue({
     maxBatch: scoring.maxBatch,
+    // Exactly-once takes the next delivery only once this one is committed: nothing can join
+    // a lingering batch, so the linger would only add latency.
+    lingerMs: transactions ? 0 : scoring.lingerMs,
     onBatch: (size) => metrics.observeBatchSize(size),
     score: (items) => scoreBatch(items, { ...context, ...parts.ports() }),
     publish: async (batch) => {

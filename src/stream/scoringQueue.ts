@@ -1,13 +1,20 @@
-// The scoring queue: fed by every owned partition, drained by one loop with no timers. A batch
-// is whatever has arrived while the previous one ran, capped at maxBatch: it never waits to
-// fill (that trades tail latency for throughput, the wrong trade here). Publishing a batch's
-// decisions overlaps with scoring the next; a submission resolves only once every decision of
-// it is acknowledged, which is when its offsets may be committed.
+// The scoring queue: fed by every owned partition, drained by one loop. A batch is whatever has
+// arrived while the previous one ran, capped at maxBatch, except that a batch whose oldest
+// transaction is younger than lingerMs waits for it to reach that age (or for maxBatch to
+// arrive). Much of a batch's cost is per batch (two Redis round trips, a model run, timers):
+// scoreBatch against the real Redis took 558, 278 and 159 µs of CPU per transaction in batches
+// of 1, 5 and 10. At low rates, where every batch would hold one or two transactions, a few
+// milliseconds of linger share that cost; at high rates the previous batch's scoring outlasts
+// the linger and nothing waits. The linger bounds the added latency, far inside the budget. Publishing a batch's decisions overlaps
+// with scoring the next; a submission resolves only once every decision of it is acknowledged,
+// which is when its offsets may be committed.
 import type { DecisionInit } from "../codec/messages.js";
 import type { ScoringItem } from "../scoring/scoreBatch.js";
 
 export interface ScoringQueueOptions {
   readonly maxBatch: number;
+  /** How old the oldest queued transaction may get before a batch short of maxBatch goes; 0 = never wait. */
+  readonly lingerMs?: number;
   readonly score: (items: readonly ScoringItem[]) => Promise<DecisionInit[]>;
   readonly publish: (decisions: readonly DecisionInit[]) => Promise<void>;
   /** Batches whose decisions may be in flight to the broker at once. */
@@ -27,6 +34,8 @@ interface Submission {
 interface Queued {
   readonly item: ScoringItem;
   readonly submission: Submission;
+  /** performance.now() at submission. */
+  readonly queuedAt: number;
 }
 
 export class ScoringQueue {
@@ -35,6 +44,8 @@ export class ScoringQueue {
   #draining = false;
   readonly #inFlight = new Set<Promise<void>>();
   #idleWaiters: Array<() => void> = [];
+  /** Ends the current linger early (maxBatch has arrived). */
+  #wake: (() => void) | undefined;
 
   constructor(options: ScoringQueueOptions) {
     this.#options = options;
@@ -49,7 +60,9 @@ export class ScoringQueue {
     if (items.length === 0) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
       const submission: Submission = { remaining: items.length, resolve, reject };
-      for (const item of items) this.#queue.push({ item, submission });
+      const queuedAt = performance.now();
+      for (const item of items) this.#queue.push({ item, submission, queuedAt });
+      if (this.#queue.length >= this.#options.maxBatch) this.#wake?.();
       void this.#drain();
     });
   }
@@ -65,6 +78,7 @@ export class ScoringQueue {
     this.#draining = true;
     try {
       while (this.#queue.length > 0) {
+        await this.#linger();
         const batch = this.#queue.splice(0, this.#options.maxBatch);
         this.#options.onBatch?.(batch.length);
         const items = batch.map((q) => q.item);
@@ -92,6 +106,19 @@ export class ScoringQueue {
       this.#draining = false;
       this.#notifyIdle();
     }
+  }
+
+  /** Waits until the oldest queued transaction is lingerMs old or maxBatch are queued. */
+  async #linger(): Promise<void> {
+    const waitMs = this.#queue[0]!.queuedAt + (this.#options.lingerMs ?? 0) - performance.now();
+    if (waitMs <= 0 || this.#queue.length >= this.#options.maxBatch) return;
+    let timer: NodeJS.Timeout | undefined;
+    await new Promise<void>((resolve) => {
+      this.#wake = resolve;
+      timer = setTimeout(resolve, waitMs);
+    });
+    clearTimeout(timer);
+    this.#wake = undefined;
   }
 
   #settle(batch: readonly Queued[], err?: Error) {

@@ -1,0 +1,65 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { describe, expect, it } from "vitest";
+import type { DecisionInit } from "../../src/codec/messages.js";
+import { streamPosition } from "../../src/scoring/ports.js";
+import type { ScoringItem } from "../../src/scoring/scoreBatch.js";
+import { ScoringQueue } from "../../src/stream/scoringQueue.js";
+
+const item = (n: number): ScoringItem =>
+  ({ position: streamPosition(n, 0), budgetStartMs: 0, decodeUs: 0 }) as unknown as ScoringItem;
+const decision = (i: ScoringItem) => ({ transactionId: String(i.position) }) as DecisionInit;
+
+function recordingQueue(maxBatch: number, lingerMs: number) {
+  const batches: number[] = [];
+  const queue = new ScoringQueue({
+    maxBatch,
+    lingerMs,
+    score: async (items) => {
+      batches.push(items.length);
+      return items.map(decision);
+    },
+    publish: async () => undefined,
+  });
+  return { queue, batches };
+}
+
+describe("scoring queue batches", () => {
+  it("without a linger scores what has arrived at once, one by one when they trickle in", async () => {
+    const { queue, batches } = recordingQueue(64, 0);
+    for (let n = 0; n < 5; n++) {
+      void queue.submit([item(n)]);
+      await sleep(2);
+    }
+    await queue.idle();
+    expect(batches).toEqual([1, 1, 1, 1, 1]);
+  });
+
+  it("with a linger gathers what arrives within it into one batch", async () => {
+    const { queue, batches } = recordingQueue(64, 50);
+    const started = performance.now();
+    const done: Array<Promise<void>> = [];
+    for (let n = 0; n < 5; n++) {
+      done.push(queue.submit([item(n)]));
+      await sleep(2);
+    }
+    await Promise.all(done);
+    expect(batches).toEqual([5]);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(49);
+  });
+
+  it("does not linger once maxBatch has arrived", async () => {
+    const { queue, batches } = recordingQueue(4, 300);
+    const started = performance.now();
+    const first = queue.submit([item(0), item(1)]);
+    await sleep(1);
+    const second = queue.submit([item(2), item(3), item(4)]);
+    await first;
+    expect(batches).toEqual([4]);
+    expect(performance.now() - started).toBeLessThan(200);
+    // The one left over waits out the linger from its own arrival.
+    expect(queue.depth).toBe(1);
+    await second;
+    expect(batches).toEqual([4, 1]);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(299);
+  });
+});
