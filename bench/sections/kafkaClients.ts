@@ -8,6 +8,7 @@
 // that never reaches the end fails the section with what it was waiting for.
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { loadavg } from "node:os";
 import { createInterface } from "node:readline";
 import { createKafkaPort } from "../../src/stream/kafka/index.js";
 import type { KafkaPort, OutgoingRecord, RecordBatch, RecordSource } from "../../src/stream/kafkaPort.js";
@@ -51,6 +52,8 @@ export interface KafkaClientsResult {
   readonly rounds: number;
   /** kafkajs, platformatic, and confluent when one was built (see bench/support/confluentPort.ts). */
   readonly clients: readonly ClientRow[];
+  /** 1-minute load average at the section's start and end: these figures are from a shared machine. */
+  readonly loadAverage?: { readonly start: number; readonly end: number } | undefined;
   /** Why Confluent's client is not measured, when it is not. */
   readonly confluentAbsent?: string | undefined;
   readonly restart: { readonly staticMembership: RestartStall; readonly dynamicMembership: RestartStall };
@@ -83,6 +86,7 @@ const CONCURRENT_CHUNKS = 4;
 
 export async function kafkaClients(ctx: BenchContext): Promise<KafkaClientsResult> {
   const { records, partitions, rounds } = ctx.plan.kafkaClients;
+  const loadAtStart = loadavg()[0]!;
   const brokers = ctx.endpoints.kafkaBrokers.split(",");
   const { list, confluentAbsent } = await candidates(brokers);
   ctx.log(
@@ -154,6 +158,7 @@ export async function kafkaClients(ctx: BenchContext): Promise<KafkaClientsResul
     partitions,
     rounds,
     clients,
+    loadAverage: { start: loadAtStart, end: loadavg()[0]! },
     confluentAbsent,
     restart,
   };

@@ -49,7 +49,10 @@ export const kafkaClientsReport: SectionRenderer<KafkaClientsResult> = {
         `and passthrough: a fresh group, timed from its join; the passthrough publishes each delivery and commits its ` +
         `offsets after the acknowledgement. CPU is process.cpuUsage of the bench process (native threads included). ` +
         `Restart stall: a probe process (bench/sections/kafkaRestartProbe.ts) on @platformatic/kafka is SIGKILLed and ` +
-        `started again at once; time from the kill to the new process's first batch, its start included.`,
+        `started again at once; time from the kill to the new process's first batch, its start included.` +
+        (kc.loadAverage === undefined
+          ? ""
+          : ` Load average ${fmt(kc.loadAverage.start)} at the section's start, ${fmt(kc.loadAverage.end)} at its end.`),
       "",
       table(
         [
