@@ -2,9 +2,8 @@
 // records with the broker's append time: a decision's latency is then measured from its
 // transaction's scheduled send time to the moment the broker had it, by the broker's clock.
 import { randomUUID } from "node:crypto";
-import { Kafka, logLevel } from "kafkajs";
 import { createKafkaPort } from "../src/stream/kafka/index.js";
-import type { KafkaPort } from "../src/stream/kafkaPort.js";
+import type { KafkaPort, OutgoingRecord } from "../src/stream/kafkaPort.js";
 import { ensureTopics, LOG_APPEND_TIME, scorerTopicSpecs, type ScorerTopics } from "../stack/topics.js";
 
 export type RunTopics = ScorerTopics;
@@ -12,15 +11,18 @@ export type RunTopics = ScorerTopics;
 export const chaosPort = (brokers: string): KafkaPort =>
   createKafkaPort({ clientId: `chaos-${randomUUID().slice(0, 8)}`, brokers: brokers.split(",") });
 
-export const chaosKafka = (brokers: string): Kafka =>
-  new Kafka({
-    clientId: `chaos-${randomUUID().slice(0, 8)}`,
-    brokers: brokers.split(","),
-    logLevel: logLevel.NOTHING,
-    // Metadata of a topic created a moment ago can lag on a loaded machine ("does not host
-    // this topic-partition"); the suite's own clients wait it out rather than fail the run.
-    retry: { retries: 10 },
-  });
+/**
+ * Publishes records through the port's sink (idempotent, acks=all) and waits for every
+ * acknowledgement: transactions and malformed records alike are only keys and bytes here.
+ */
+export async function publishRecords(brokers: string, records: readonly OutgoingRecord[]): Promise<void> {
+  const sink = chaosPort(brokers).sink();
+  try {
+    await sink.publish(records);
+  } finally {
+    await sink.close();
+  }
+}
 
 export async function createRunTopics(
   brokers: string,

@@ -1,7 +1,9 @@
 // 6. Ceiling: how close the scorer comes to what its Kafka client can do at all. A backlog of
-// transactions is drained three ways: by the scorer (`serve`), by a passthrough process with the
-// same client and no scoring (ceilingPassthrough.ts), and by Kafka's own perf tools, which show
-// the broker's limit on this machine. Throughput is read off the output topic's offsets.
+// transactions is drained by the scorer (`serve`), by a passthrough process on the same client
+// through the same port with serve's settings and no scoring (ceilingPassthrough.ts), by the
+// same passthrough on kafkajs (the client before the port, a second reference), and by Kafka's
+// own perf tools, which show the broker's limit on this machine. Throughput is read off the
+// output topic's offsets.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
@@ -19,6 +21,7 @@ import {
   type ProducerPerfResult,
 } from "../support/kafkaPerfTools.js";
 import { ScorerChild } from "../../src/tools/scorerChild.js";
+import type { PassthroughClient } from "./ceilingPassthrough.js";
 import { scorerEnv } from "../support/benchScorer.js";
 
 export interface DrainThroughput {
@@ -32,7 +35,11 @@ export interface CeilingResult {
   readonly recordBytes: number;
   readonly partitions: number;
   readonly scorer: DrainThroughput;
+  /** The same client as the scorer's, through the port (absent in results before the port: kafkajs). */
+  readonly passthroughClient?: string;
   readonly passthrough: DrainThroughput;
+  /** kafkajs 2.2.4 doing the same passthrough: the client before the port. */
+  readonly kafkajsPassthrough?: DrainThroughput;
   readonly kafkaProducerPerf: ProducerPerfResult | { readonly unavailable: string };
   readonly kafkaConsumerPerf: ConsumerPerfResult | { readonly unavailable: string };
   readonly kafkaToolsVersion?: string;
@@ -44,18 +51,22 @@ export interface CeilingResult {
 }
 
 const POLL_MS = 50;
+export const PORT_CLIENT = "@platformatic/kafka through the port";
 
 export async function ceiling(ctx: BenchContext): Promise<CeilingResult> {
   const { records, perfRecords, partitions } = ctx.plan.ceiling;
   ctx.log(
-    `ceiling: draining a backlog of ${records} transactions: scorer vs kafkajs passthrough vs Kafka perf tools`,
+    `ceiling: draining a backlog of ${records} transactions: scorer vs the port's passthrough (and kafkajs's) vs Kafka perf tools`,
   );
   const input = await ctx.topics.topic("ceiling-in", partitions);
   const recordBytes = await fillBacklog(ctx, input, records);
 
   const passthroughOut = await ctx.topics.topic("ceiling-passthrough-out", partitions);
-  const passthrough = await drainThroughPassthrough(ctx, input, passthroughOut, records);
-  ctx.log(`  passthrough: ${passthrough.recordsPerSecond} records/s`);
+  const passthrough = await drainThroughPassthrough(ctx, "port", input, passthroughOut, records);
+  ctx.log(`  passthrough (the port, @platformatic/kafka): ${passthrough.recordsPerSecond} records/s`);
+  const kafkajsOut = await ctx.topics.topic("ceiling-kafkajs-out", partitions);
+  const kafkajsPassthrough = await drainThroughPassthrough(ctx, "kafkajs", input, kafkajsOut, records);
+  ctx.log(`  passthrough (kafkajs): ${kafkajsPassthrough.recordsPerSecond} records/s`);
 
   const scorer = await drainThroughScorer(ctx, input, records);
   ctx.log(`  scorer: ${scorer.recordsPerSecond} records/s`);
@@ -91,7 +102,9 @@ export async function ceiling(ctx: BenchContext): Promise<CeilingResult> {
     recordBytes: Math.round(recordBytes * 10) / 10,
     partitions,
     scorer,
+    passthroughClient: PORT_CLIENT,
     passthrough,
+    kafkajsPassthrough,
     kafkaProducerPerf,
     kafkaConsumerPerf,
     ...(tools ? { kafkaToolsVersion: tools.version } : {}),
@@ -165,6 +178,7 @@ async function measureOutput(
 
 async function drainThroughPassthrough(
   ctx: BenchContext,
+  client: PassthroughClient,
   input: string,
   output: string,
   records: number,
@@ -176,8 +190,8 @@ async function drainThroughPassthrough(
       KAFKA_BROKERS: ctx.endpoints.kafkaBrokers,
       PASSTHROUGH_INPUT: input,
       PASSTHROUGH_OUTPUT: output,
-      PASSTHROUGH_GROUP: `bench-passthrough-${input}`,
-      PASSTHROUGH_PARTITIONS_CONCURRENTLY: "12",
+      PASSTHROUGH_GROUP: `bench-passthrough-${client}-${input}`,
+      PASSTHROUGH_CLIENT: client,
     },
     stdio: ["ignore", "pipe", "inherit"],
   });

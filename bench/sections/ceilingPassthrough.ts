@@ -1,9 +1,14 @@
-// The ceiling's foil, run as its own process (like `serve`): the same Kafka client (kafkajs),
-// configured as TransactionConsumer and DecisionProducer configure it, consuming the
-// transactions topic and producing every record to an output topic, with no decoding and no
-// scoring. Offsets are committed after the batch's records are acknowledged, as in `serve`.
+// The ceiling's foil, run as its own process (like `serve`): consumes the transactions topic
+// and produces every record to an output topic, with no decoding and no scoring; offsets are
+// committed after the records are acknowledged, as in `serve`. Two clients:
+// - "port" (the reference): the product's Kafka port, @platformatic/kafka, with serve's default
+//   settings — classic group protocol, 10 s session, idempotent acks=all sink, commits after
+//   acknowledgements. Issue 10 judges the scorer's drain against this.
+// - "kafkajs": kafkajs 2.2.4 as the scorer configured it before the port, a second reference.
 //   node --import tsx bench/sections/ceilingPassthrough.ts   (config from the environment)
 import { CompressionTypes, Kafka, logLevel, Partitioners } from "kafkajs";
+import { createKafkaPort } from "../../src/stream/kafka/index.js";
+import type { OutgoingRecord } from "../../src/stream/kafkaPort.js";
 
 const env = (name: string) => {
   const value = process.env[name];
@@ -11,52 +16,89 @@ const env = (name: string) => {
   return value;
 };
 
-const kafka = new Kafka({
-  clientId: "bench-passthrough",
-  brokers: env("KAFKA_BROKERS").split(","),
-  logLevel: logLevel.WARN,
-});
-const consumer = kafka.consumer({
-  groupId: env("PASSTHROUGH_GROUP"),
-  allowAutoTopicCreation: false,
-  maxWaitTimeInMs: 250,
-  sessionTimeout: 30_000,
-  heartbeatInterval: 3_000,
-});
-const producer = kafka.producer({
-  idempotent: true,
-  maxInFlightRequests: 1,
-  allowAutoTopicCreation: false,
-  createPartitioner: Partitioners.DefaultPartitioner,
-});
+export type PassthroughClient = "port" | "kafkajs";
+
+const brokers = env("KAFKA_BROKERS").split(",");
+const input = env("PASSTHROUGH_INPUT");
 const output = env("PASSTHROUGH_OUTPUT");
+const groupId = env("PASSTHROUGH_GROUP");
+const client = (process.env.PASSTHROUGH_CLIENT ?? "port") as PassthroughClient;
+const joined = () => process.stdout.write(`${JSON.stringify({ joined: true })}\n`);
 
-await producer.connect();
-await consumer.connect();
-await consumer.subscribe({ topics: [env("PASSTHROUGH_INPUT")], fromBeginning: true });
-consumer.on(consumer.events.GROUP_JOIN, () => process.stdout.write(`${JSON.stringify({ joined: true })}\n`));
-await consumer.run({
-  partitionsConsumedConcurrently: Number(process.env.PASSTHROUGH_PARTITIONS_CONCURRENTLY ?? 12),
-  autoCommit: true,
-  eachBatchAutoResolve: false,
-  eachBatch: async ({ batch, resolveOffset, commitOffsetsIfNecessary, heartbeat }) => {
-    if (batch.messages.length === 0) return;
-    await producer.send({
-      topic: output,
-      acks: -1,
-      compression: CompressionTypes.None,
-      messages: batch.messages.map((m) => ({ key: m.key, value: m.value })),
-    });
-    resolveOffset(batch.messages.at(-1)!.offset);
-    await commitOffsetsIfNecessary();
-    await heartbeat();
-  },
-});
+const stop = client === "port" ? await throughPort() : await throughKafkajs();
+const stopping = () => void stop().then(() => process.exit(0));
+process.once("SIGTERM", stopping);
+process.once("SIGINT", stopping);
 
-const stop = async () => {
-  await consumer.disconnect();
-  await producer.disconnect();
-  process.exit(0);
-};
-process.once("SIGTERM", () => void stop());
-process.once("SIGINT", () => void stop());
+async function throughPort(): Promise<() => Promise<void>> {
+  const port = createKafkaPort({ brokers, clientId: "bench-passthrough" });
+  const sink = port.sink();
+  const source = port.groupSource({
+    topics: [input],
+    groupId,
+    groupProtocol: "classic",
+    sessionTimeoutMs: 10_000,
+    onEvent: (event) => {
+      if (event.type === "joined") joined();
+      if (event.type === "crashed") {
+        process.stderr.write(`passthrough: the source crashed: ${String(event.error)}\n`);
+        process.exit(1);
+      }
+    },
+  });
+  await source.start(async (batches) => {
+    const out: OutgoingRecord[] = [];
+    for (const b of batches)
+      for (const r of b.records) out.push({ topic: output, key: r.key, value: r.value });
+    await sink.publish(out);
+    await source.commit(
+      batches.map((b) => ({ topic: b.topic, partition: b.partition, offset: b.records.at(-1)!.offset + 1 })),
+    );
+  });
+  return async () => {
+    await source.close();
+    await sink.close();
+  };
+}
+
+async function throughKafkajs(): Promise<() => Promise<void>> {
+  const kafka = new Kafka({ clientId: "bench-passthrough", brokers, logLevel: logLevel.WARN });
+  const consumer = kafka.consumer({
+    groupId,
+    allowAutoTopicCreation: false,
+    maxWaitTimeInMs: 250,
+    sessionTimeout: 30_000,
+    heartbeatInterval: 3_000,
+  });
+  const producer = kafka.producer({
+    idempotent: true,
+    maxInFlightRequests: 1,
+    allowAutoTopicCreation: false,
+    createPartitioner: Partitioners.DefaultPartitioner,
+  });
+  await producer.connect();
+  await consumer.connect();
+  await consumer.subscribe({ topics: [input], fromBeginning: true });
+  consumer.on(consumer.events.GROUP_JOIN, joined);
+  await consumer.run({
+    partitionsConsumedConcurrently: 12,
+    autoCommit: true,
+    eachBatchAutoResolve: false,
+    eachBatch: async ({ batch, resolveOffset, commitOffsetsIfNecessary, heartbeat }) => {
+      if (batch.messages.length === 0) return;
+      await producer.send({
+        topic: output,
+        acks: -1,
+        compression: CompressionTypes.None,
+        messages: batch.messages.map((m) => ({ key: m.key, value: m.value })),
+      });
+      resolveOffset(batch.messages.at(-1)!.offset);
+      await commitOffsetsIfNecessary();
+      await heartbeat();
+    },
+  });
+  return async () => {
+    await consumer.disconnect();
+    await producer.disconnect();
+  };
+}

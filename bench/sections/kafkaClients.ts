@@ -1,17 +1,21 @@
-// 8. Kafka clients: kafkajs (the client before the port) vs @platformatic/kafka (the one the
-// product uses), both through the port, side by side in one run: idempotent acks=all produce,
-// consume, and consume→produce passthrough with commits after acknowledgements, as records/s
-// and CPU µs per record (process.cpuUsage of this process, which runs one client at a time);
-// then the restart stall: a member SIGKILLed and restarted at once, with and without static
-// membership. The librdkafka clients are not built: a native build costs minutes on a 2-core
-// shared machine, and the issue's probe had them behind on passthrough.
+// 8. Kafka clients: kafkajs (the client before the port), @platformatic/kafka (the one the
+// product uses) and, when one has been built outside the repository, Confluent's librdkafka
+// client, all through the port, side by side in one run: idempotent acks=all produce, consume,
+// and consume→produce passthrough with commits after acknowledgements, as records/s and CPU µs
+// per record (process.cpuUsage of this process, native threads included, one client at a
+// time); then the restart stall: a member SIGKILLed and restarted at once, with and without
+// static membership. Every wait is bounded: a client that stops acknowledging or a consumer
+// that never reaches the end fails the section with what it was waiting for.
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { loadavg } from "node:os";
 import { createInterface } from "node:readline";
 import { createKafkaPort } from "../../src/stream/kafka/index.js";
 import type { KafkaPort, OutgoingRecord, RecordBatch, RecordSource } from "../../src/stream/kafkaPort.js";
 import { median } from "../support/alternatingRounds.js";
 import type { BenchContext } from "../support/benchContext.js";
+import { loadConfluentPort } from "../support/confluentPort.js";
+import { within } from "../support/deadline.js";
 import { createKafkajsPort } from "../support/kafkajsPort.js";
 
 export interface ClientFigure {
@@ -32,21 +36,49 @@ export interface RestartStall {
   readonly rejoinMs: number;
 }
 
+export interface ClientRow {
+  readonly name: string;
+  /** Library and version as measured. */
+  readonly label: string;
+  readonly figures: ClientFigures;
+  /** Records the topic held beyond those published, over all rounds (an idempotent producer's duplicates). */
+  readonly extraRecords: number;
+}
+
 export interface KafkaClientsResult {
   readonly records: number;
   readonly recordBytes: number;
   readonly partitions: number;
   readonly rounds: number;
-  readonly kafkajs: ClientFigures;
-  readonly platformatic: ClientFigures;
+  /** kafkajs, platformatic, and confluent when one was built (see bench/support/confluentPort.ts). */
+  readonly clients: readonly ClientRow[];
+  /** 1-minute load average at the section's start and end: these figures are from a shared machine. */
+  readonly loadAverage?: { readonly start: number; readonly end: number } | undefined;
+  /** Why Confluent's client is not measured, when it is not. */
+  readonly confluentAbsent?: string | undefined;
   readonly restart: { readonly staticMembership: RestartStall; readonly dynamicMembership: RestartStall };
 }
 
-const CLIENTS = {
-  kafkajs: (brokers: string[]) => createKafkajsPort(brokers),
-  platformatic: (brokers: string[]) => createKafkaPort({ brokers, clientId: "bench-platformatic" }),
-} as const;
-type ClientName = keyof typeof CLIENTS;
+interface Candidate {
+  readonly name: string;
+  readonly label: string;
+  readonly port: () => KafkaPort;
+}
+
+async function candidates(brokers: string[]): Promise<{ list: Candidate[]; confluentAbsent?: string }> {
+  const list: Candidate[] = [
+    { name: "kafkajs", label: "kafkajs 2.2.4", port: () => createKafkajsPort(brokers) },
+    {
+      name: "platformatic",
+      label: "@platformatic/kafka",
+      port: () => createKafkaPort({ brokers, clientId: "bench-platformatic" }),
+    },
+  ];
+  const confluent = await loadConfluentPort(brokers);
+  if (typeof confluent === "string") return { list, confluentAbsent: confluent };
+  list.push({ name: "confluent", label: confluent.label, port: confluent.port });
+  return { list };
+}
 
 const RECORD_BYTES = 120;
 const CHUNK = 1_000;
@@ -54,34 +86,64 @@ const CONCURRENT_CHUNKS = 4;
 
 export async function kafkaClients(ctx: BenchContext): Promise<KafkaClientsResult> {
   const { records, partitions, rounds } = ctx.plan.kafkaClients;
+  const loadAtStart = loadavg()[0]!;
   const brokers = ctx.endpoints.kafkaBrokers.split(",");
+  const { list, confluentAbsent } = await candidates(brokers);
   ctx.log(
-    `kafka clients: kafkajs vs @platformatic/kafka through the port, ${records} records × ${rounds} rounds`,
+    `kafka clients: ${list.map((c) => c.label).join(" vs ")} through the port, ${records} records × ${rounds} rounds`,
   );
-  const samples: Record<ClientName, Record<keyof ClientFigures, ClientFigure[]>> = {
-    kafkajs: { produce: [], consume: [], passthrough: [] },
-    platformatic: { produce: [], consume: [], passthrough: [] },
-  };
+  if (confluentAbsent !== undefined)
+    ctx.log(`kafka clients: Confluent's client not measured: ${confluentAbsent}`);
+  // Generous for a loaded 2-core machine (the slowest client drains ~10k records/s there).
+  const deadlineMs = 60_000 + records;
+  const samples = new Map(
+    list.map((c) => [
+      c.name,
+      {
+        produce: [] as ClientFigure[],
+        consume: [] as ClientFigure[],
+        passthrough: [] as ClientFigure[],
+        extra: 0,
+      },
+    ]),
+  );
   for (let round = 0; round < rounds; round++) {
-    const order: ClientName[] = round % 2 === 0 ? ["kafkajs", "platformatic"] : ["platformatic", "kafkajs"];
-    for (const name of order) {
-      const port = CLIENTS[name](brokers);
+    // Alternating order, so drift over the run hits every client alike.
+    const order = round % 2 === 0 ? list : [...list].reverse();
+    for (const { name, port: makePort } of order) {
+      const port = makePort();
       const input = await ctx.topics.topic(`clients-in-${name}`, partitions);
       const output = await ctx.topics.topic(`clients-out-${name}`, partitions);
-      const produce = await measure(records, () => produceAll(port, input, records));
-      const consume = await consumeAll(port, input, records);
-      const passthrough = await passthroughAll(port, input, output, records);
-      for (const [k, v] of Object.entries({ produce, consume, passthrough }))
-        samples[name][k as keyof ClientFigures].push(v);
+      const produce = await measure(records, () =>
+        within(deadlineMs, `${name}: produce ${records} records`, produceAll(port, input, records)),
+      );
+      const written = await ctx.topics.recordCount(input);
+      if (written !== records)
+        ctx.log(`kafka clients: ${name} published ${records} records, the topic holds ${written}`);
+      const consume = await drain(port, input, written, deadlineMs, `${name}: consume`, () => {});
+      const passthrough = await passthroughAll(port, input, output, written, deadlineMs, name);
+      const sample = samples.get(name)!;
+      sample.produce.push(produce);
+      sample.consume.push(consume);
+      sample.passthrough.push(passthrough);
+      sample.extra += written - records;
       ctx.log(
         `kafka clients: ${name} round ${round + 1}: produce ${fmt(produce)}, consume ${fmt(consume)}, passthrough ${fmt(passthrough)}`,
       );
     }
   }
-  const figures = (name: ClientName): ClientFigures => ({
-    produce: medianFigure(samples[name].produce),
-    consume: medianFigure(samples[name].consume),
-    passthrough: medianFigure(samples[name].passthrough),
+  const clients: ClientRow[] = list.map(({ name, label }) => {
+    const sample = samples.get(name)!;
+    return {
+      name,
+      label,
+      figures: {
+        produce: medianFigure(sample.produce),
+        consume: medianFigure(sample.consume),
+        passthrough: medianFigure(sample.passthrough),
+      },
+      extraRecords: sample.extra,
+    };
   });
   const restart = {
     staticMembership: await restartStall(ctx, true),
@@ -95,8 +157,9 @@ export async function kafkaClients(ctx: BenchContext): Promise<KafkaClientsResul
     recordBytes: RECORD_BYTES,
     partitions,
     rounds,
-    kafkajs: figures("kafkajs"),
-    platformatic: figures("platformatic"),
+    clients,
+    loadAverage: { start: loadAtStart, end: loadavg()[0]! },
+    confluentAbsent,
     restart,
   };
 }
@@ -134,25 +197,32 @@ async function produceAll(port: KafkaPort, topic: string, records: number): Prom
   try {
     await Promise.all(Array.from({ length: CONCURRENT_CHUNKS }, worker));
   } finally {
-    await sink.close();
+    await within(30_000, "closing the producer", sink.close());
   }
 }
 
 /**
  * Reads `records` records through a fresh group; timed from the moment the group is joined,
- * so the broker's initial rebalance delay is not counted.
+ * so the broker's initial rebalance delay is not counted. A crashed source or a handler that
+ * throws fails the drain at once; a drain that stalls fails at the deadline.
  */
 async function drain(
   port: KafkaPort,
   topic: string,
   records: number,
+  deadlineMs: number,
+  what: string,
   onBatches: (batches: readonly RecordBatch[], source: RecordSource) => Promise<void> | void,
 ): Promise<ClientFigure> {
   let seen = 0;
   let cpu0: NodeJS.CpuUsage | undefined;
   let t0 = 0;
   let done: () => void = () => {};
-  const finished = new Promise<void>((resolve) => (done = resolve));
+  let fail: (error: unknown) => void = () => {};
+  const finished = new Promise<void>((resolve, reject) => {
+    done = resolve;
+    fail = reject;
+  });
   const startClock = () => {
     if (cpu0 !== undefined) return;
     cpu0 = process.cpuUsage();
@@ -163,28 +233,50 @@ async function drain(
     groupId: `bench-clients-${randomUUID()}`,
     onEvent: (event) => {
       if (event.type === "joined") startClock();
+      if (event.type === "crashed") fail(new Error(`${what}: the source crashed`, { cause: event.error }));
     },
   });
-  await source.start(async (batches) => {
-    startClock();
-    await onBatches(batches, source);
-    for (const b of batches) seen += b.records.length;
-    if (seen >= records) done();
-  });
-  await finished;
-  const seconds = (performance.now() - t0) / 1000;
-  const cpu = process.cpuUsage(cpu0);
-  await source.close();
-  return { recordsPerSecond: seen / seconds, cpuUsPerRecord: (cpu.user + cpu.system) / seen };
+  try {
+    await within(
+      deadlineMs,
+      `${what}: ${records} records`,
+      (async () => {
+        await source.start(async (batches) => {
+          startClock();
+          try {
+            await onBatches(batches, source);
+          } catch (error) {
+            fail(error);
+            throw error;
+          }
+          for (const b of batches) seen += b.records.length;
+          if (seen >= records) done();
+        });
+        await finished;
+      })(),
+    ).catch((error: unknown) => {
+      throw new Error(`${String((error as Error).message ?? error)} (${seen} seen)`, { cause: error });
+    });
+    const seconds = (performance.now() - t0) / 1000;
+    const cpu = process.cpuUsage(cpu0);
+    return { recordsPerSecond: seen / seconds, cpuUsPerRecord: (cpu.user + cpu.system) / seen };
+  } finally {
+    await within(30_000, `${what}: closing the source`, source.close());
+  }
 }
 
-const consumeAll = (port: KafkaPort, topic: string, records: number) => drain(port, topic, records, () => {});
-
-async function passthroughAll(port: KafkaPort, input: string, output: string, records: number) {
+async function passthroughAll(
+  port: KafkaPort,
+  input: string,
+  output: string,
+  records: number,
+  deadlineMs: number,
+  name: string,
+) {
   const sink = port.sink();
   try {
     // As `serve` does: the outputs acknowledged first, then the inputs' offsets committed.
-    return await drain(port, input, records, async (batches, source) => {
+    return await drain(port, input, records, deadlineMs, `${name}: passthrough`, async (batches, source) => {
       const out: OutgoingRecord[] = [];
       for (const b of batches)
         for (const r of b.records) out.push({ topic: output, key: r.key, value: r.value });
@@ -198,7 +290,7 @@ async function passthroughAll(port: KafkaPort, input: string, output: string, re
       );
     });
   } finally {
-    await sink.close();
+    await within(30_000, `${name}: closing the passthrough's sink`, sink.close());
   }
 }
 
@@ -208,14 +300,19 @@ async function restartStall(ctx: BenchContext, staticMembership: boolean): Promi
     brokers: ctx.endpoints.kafkaBrokers.split(","),
     clientId: "bench-seed",
   }).sink();
-  await seed.publish(
-    Array.from({ length: 100 }, (_, i) => ({ topic, key: `k${i}`, value: Buffer.from("x") })),
+  await within(
+    30_000,
+    "restart stall: seeding",
+    seed.publish(Array.from({ length: 100 }, (_, i) => ({ topic, key: `k${i}`, value: Buffer.from("x") }))),
   );
-  await seed.close();
+  await within(30_000, "restart stall: closing the seed producer", seed.close());
   const group = `bench-restart-${randomUUID()}`;
   const instance = staticMembership ? "probe-0" : "-";
   const first = startProbe(ctx, topic, group, instance);
-  await first.event("batch");
+  await first.event("batch").catch((error: unknown) => {
+    first.child.kill("SIGKILL");
+    throw error;
+  });
   const killedAt = Date.now();
   first.child.kill("SIGKILL");
   const second = startProbe(ctx, topic, group, instance);
@@ -243,21 +340,27 @@ function startProbe(ctx: BenchContext, topic: string, group: string, instance: s
     { cwd: ctx.root, stdio: ["ignore", "pipe", "inherit"] },
   );
   const seen = new Map<string, number>();
-  const waiters = new Map<string, (atMs: number) => void>();
+  const waiters = new Map<string, { resolve: (atMs: number) => void; reject: (error: Error) => void }>();
+  let exited: Error | undefined;
   createInterface({ input: child.stdout! }).on("line", (line) => {
     const { event, atMs } = JSON.parse(line) as { event: string; atMs: number };
     if (!seen.has(event)) seen.set(event, atMs);
-    waiters.get(event)?.(atMs);
+    waiters.get(event)?.resolve(atMs);
+  });
+  child.on("exit", (code, signal) => {
+    exited = new Error(`restart probe exited (${signal ?? `code ${code}`})`);
+    for (const waiter of waiters.values()) waiter.reject(exited);
   });
   const event = (name: string) =>
-    new Promise<number>((resolve, reject) => {
-      const at = seen.get(name);
-      if (at !== undefined) return resolve(at);
-      const timer = setTimeout(() => reject(new Error(`restart probe: no "${name}" within 90 s`)), 90_000);
-      waiters.set(name, (atMs) => {
-        clearTimeout(timer);
-        resolve(atMs);
-      });
-    });
+    within(
+      90_000,
+      `restart probe: "${name}"`,
+      new Promise<number>((resolve, reject) => {
+        const at = seen.get(name);
+        if (at !== undefined) return resolve(at);
+        if (exited !== undefined) return reject(exited);
+        waiters.set(name, { resolve, reject });
+      }),
+    );
   return { child, event };
 }

@@ -2,11 +2,12 @@
 // reason, no scorer crash, and good traffic's p99 within 20 % of a clean run of the same load
 // (run first, in the same scenario, so both see the same machine).
 import { setTimeout as sleep } from "node:timers/promises";
+import type { OutgoingRecord } from "../../src/stream/kafkaPort.js";
 import { MALFORMED_HEADER } from "../decisionAudit.js";
 import { faultRun } from "../faultRun.js";
 import { malformedCorpus, type MalformedRecord } from "../malformedCorpus.js";
 import { ms, outcome } from "../outcome.js";
-import { chaosKafka } from "../runTopics.js";
+import { chaosPort } from "../runTopics.js";
 import { check, type Scenario } from "../scenario.js";
 
 const P99_TOLERANCE = 1.2;
@@ -28,8 +29,7 @@ export const malformedScenario: Scenario = {
       ctx,
       { label: "malformed", ratePerSecond: rate, durationS },
       async ({ fleet, topics, brokers, at }) => {
-        const producer = chaosKafka(brokers).producer({ allowAutoTopicCreation: false });
-        await producer.connect();
+        const sink = chaosPort(brokers).sink();
         try {
           // Spread over the first 80 % of the load, in slices, so bad and good records interleave.
           const slices = 40;
@@ -43,21 +43,11 @@ export const malformedScenario: Scenario = {
               if (next.done) break;
               batch.push(next.value);
             }
-            const small = batch.filter((r) => r.kind !== "near_size_limit");
-            // A ~1 MB record goes alone: a request of several would pass the broker's limit.
-            for (const big of batch.filter((r) => r.kind === "near_size_limit")) {
-              await producer.send({ topic: topics.transactions, acks: -1, messages: [toMessage(big)] });
-            }
-            for (let i = 0; i < small.length; i += 2_000) {
-              await producer.send({
-                topic: topics.transactions,
-                acks: -1,
-                messages: small.slice(i, i + 2_000).map(toMessage),
-              });
-            }
+            // The sink sends a ~1 MB record alone: a request of several would pass the broker's limit.
+            await sink.publish(batch.map((r) => toMessage(topics.transactions, r)));
           }
         } finally {
-          await producer.disconnect();
+          await sink.close();
         }
         await sleep(2_000);
         dead = await fleet.dead();
@@ -85,7 +75,8 @@ export const malformedScenario: Scenario = {
   },
 };
 
-const toMessage = (r: MalformedRecord) => ({
+const toMessage = (topic: string, r: MalformedRecord): OutgoingRecord => ({
+  topic,
   key: r.key,
   value: r.value,
   headers: { [MALFORMED_HEADER]: r.kind },

@@ -72,7 +72,7 @@ export interface GroupSourceOptions {
   readonly isolation?: IsolationLevel | undefined;
   /** How long the broker may hold a fetch while no data is there. */
   readonly maxWaitMs?: number | undefined;
-  /** Records buffered by the client before it stops fetching. */
+  /** Records buffered by the client before it stops fetching; also the most handed over at once. */
   readonly bufferedRecords?: number | undefined;
   readonly onEvent?: ((event: SourceEvent) => void) | undefined;
   /**

@@ -15,7 +15,7 @@ import { makeLocalCertificates, type LocalCertificates } from "../../chaos/local
 import { auditLogs } from "../../chaos/logAudit.js";
 import { startPrivateKafka, type PrivateKafka } from "../../chaos/privateKafka.js";
 import { startPrivateRedis, type PrivateRedis } from "../../chaos/privateRedis.js";
-import { chaosKafka, createRunTopics, type RunTopics } from "../../chaos/runTopics.js";
+import { publishRecords, createRunTopics, type RunTopics } from "../../chaos/runTopics.js";
 import { readWholeTopic } from "../../chaos/topicReader.js";
 import { ScorerChild, scorerEnvironment } from "../../src/tools/scorerChild.js";
 import { committedModelDir } from "../support/committedModel.js";
@@ -126,14 +126,10 @@ describe("security", () => {
 
     const scorer = await ScorerChild.start({ root, env: secureEnv(), logFile });
     // Sent once the scorer is ready: records older than the budget would be decided by the rules.
-    const producer = chaosKafka(kafka.internalBrokers).producer();
-    await producer.connect();
-    await producer.send({
-      topic: topics.transactions,
-      acks: -1,
-      messages: txs.map((tx) => ({ key: tx.cardId, value: delimitedRecord(tx) })),
-    });
-    await producer.disconnect();
+    await publishRecords(
+      kafka.internalBrokers,
+      txs.map((tx) => ({ topic: topics.transactions, key: tx.cardId, value: delimitedRecord(tx) })),
+    );
     try {
       const deadline = Date.now() + 120_000;
       let decided = 0;

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auditDecisions } from "../../chaos/decisionAudit.js";
 import { parseConfluentFrame } from "../../src/codec/confluent.js";
 import { decodeDecisionPayload, FallbackCause } from "../../src/codec/messages.js";
-import { chaosKafka, createRunTopics, deleteRunTopics, type RunTopics } from "../../chaos/runTopics.js";
+import { publishRecords, createRunTopics, deleteRunTopics, type RunTopics } from "../../chaos/runTopics.js";
 import { readWholeTopic } from "../../chaos/topicReader.js";
 import { ScorerChild, scorerEnvironment } from "../../src/tools/scorerChild.js";
 import { committedModelDir } from "../support/committedModel.js";
@@ -85,14 +85,10 @@ describe("serve on a Redis Cluster", () => {
     const txs = makeTransactions(TRANSACTIONS, { cards: CARDS, prefix: "rcl" });
     try {
       // Sent once the scorer is ready: records older than the budget would be decided by the rules.
-      const producer = chaosKafka(endpoints.kafkaBrokers).producer();
-      await producer.connect();
-      await producer.send({
-        topic: topics.transactions,
-        acks: -1,
-        messages: txs.map((tx) => ({ key: tx.cardId, value: delimitedRecord(tx) })),
-      });
-      await producer.disconnect();
+      await publishRecords(
+        endpoints.kafkaBrokers,
+        txs.map((tx) => ({ topic: topics.transactions, key: tx.cardId, value: delimitedRecord(tx) })),
+      );
       const deadline = Date.now() + 60_000;
       let decided = 0;
       while (decided < TRANSACTIONS && Date.now() < deadline) {

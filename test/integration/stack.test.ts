@@ -1,33 +1,30 @@
 // The services behind the integration tests are real: a broker that has the scorer's topics and
-// keeps a consumer group's offsets, a Confluent-compatible registry that stores Protobuf
-// schemas, and Redis. If one of these fails, every other integration test is suspect.
+// keeps a consumer group's offsets (checked through the product's Kafka port), a Confluent-
+// compatible registry that stores Protobuf schemas (checked with an independent client,
+// @kafkajs/confluent-schema-registry, so the registry is not judged by our own codec), and
+// Redis. If one of these fails, every other integration test is suspect.
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { SchemaRegistry, SchemaType } from "@kafkajs/confluent-schema-registry";
 import { Redis } from "ioredis";
-import { Kafka, logLevel, Partitioners } from "kafkajs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
+import { createKafkaPort } from "../../src/stream/kafka/index.js";
 import { STACK_TOPICS } from "../../stack/topics.js";
 import { testEndpoints } from "./endpoints.js";
 
 const endpoints = testEndpoints();
-const kafka = new Kafka({
-  clientId: "stack-test",
-  brokers: endpoints.kafkaBrokers.split(","),
-  logLevel: logLevel.WARN,
-});
+// The product's own port: what the stack must serve is what the scorer will ask of it.
+const kafka = createKafkaPort({ clientId: "stack-test", brokers: endpoints.kafkaBrokers.split(",") });
 const runId = randomUUID();
 
 describe("Kafka", () => {
   const admin = kafka.admin();
-  beforeAll(() => admin.connect());
-  afterAll(() => admin.disconnect());
+  afterAll(() => admin.close());
 
   it("has the scorer's topics with the partition counts the contract fixes", async () => {
-    const { topics } = await admin.fetchTopicMetadata({ topics: STACK_TOPICS.map(({ topic }) => topic) });
-    const counts = Object.fromEntries(topics.map((t) => [t.name, t.partitions.length]));
+    const counts = await admin.partitionCounts(STACK_TOPICS.map(({ topic }) => topic));
 
-    expect(counts).toEqual({
+    expect(Object.fromEntries(counts)).toEqual({
       transactions: 12,
       decisions: 12,
       "transactions.dlq": 3,
@@ -38,39 +35,34 @@ describe("Kafka", () => {
   it("delivers a produced record to a consumer group, which then commits past it", async () => {
     const topic = `stack-test-${runId}`;
     const groupId = `stack-test-${runId}`;
-    await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
-    const producer = kafka.producer({ idempotent: true, createPartitioner: Partitioners.DefaultPartitioner });
-    // A short fetch wait: disconnect() waits for the fetch in flight (5 s by default).
-    const consumer = kafka.consumer({ groupId, maxWaitTimeInMs: 100 });
+    await admin.createTopics([{ topic, numPartitions: 1 }]);
+    const sink = kafka.sink();
+    // A short fetch wait: closing waits for the fetch in flight.
+    const source = kafka.groupSource({ topics: [topic], groupId, maxWaitMs: 100 });
     try {
-      await producer.connect();
-      await producer.send({ topic, acks: -1, messages: [{ key: "card-1", value: runId }] });
+      await sink.publish([{ topic, key: "card-1", value: Buffer.from(runId) }]);
 
-      await consumer.connect();
-      await consumer.subscribe({ topics: [topic], fromBeginning: true });
-      const received = await new Promise<{ key: string; value: string; offset: string }>(
+      const received = await new Promise<{ key: string; value: string; offset: number }>(
         (resolve, reject) => {
           const timer = setTimeout(() => reject(new Error("no record within 60 s")), 60_000);
-          void consumer.run({
-            autoCommit: false,
-            eachMessage: async ({ partition, message }) => {
-              await consumer.commitOffsets([
-                { topic, partition, offset: String(Number(message.offset) + 1) },
-              ]);
+          source
+            .start(async ([batch]) => {
+              const record = batch!.records[0]!;
+              await source.commit([{ topic, partition: record.partition, offset: record.offset + 1 }]);
               clearTimeout(timer);
-              resolve({ key: String(message.key), value: String(message.value), offset: message.offset });
-            },
-          });
+              resolve({ key: String(record.key), value: String(record.value), offset: record.offset });
+            })
+            .catch(reject);
         },
       );
-      const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
+      const committed = await admin.committedOffsets(groupId, topic);
 
-      expect(received).toEqual({ key: "card-1", value: runId, offset: "0" });
-      expect(committed?.partitions).toEqual([{ partition: 0, offset: "1", metadata: null }]);
+      expect(received).toEqual({ key: "card-1", value: runId, offset: 0 });
+      expect(Object.fromEntries(committed)).toEqual({ 0: 1 });
     } finally {
-      await consumer.disconnect();
-      await producer.disconnect();
-      await admin.deleteTopics({ topics: [topic] });
+      await source.close();
+      await sink.close();
+      await admin.deleteTopics([topic]);
     }
   });
 });

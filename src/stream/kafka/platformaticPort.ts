@@ -28,6 +28,11 @@ const isolationLevel = (level: IsolationLevel | undefined) =>
 // ListOffsets round trip.
 const DEFAULT_LAG_INTERVAL_MS = 5_000;
 const DEFAULT_MAX_WAIT_MS = 250;
+const DEFAULT_BUFFERED_RECORDS = 2_048;
+// Java's defaults would be 1 MiB per partition and 50 MiB per fetch; the client's own are 50 MiB
+// for both, so one fetch could bring a whole backlog into memory. 8 MiB still carries tens of
+// thousands of small transactions per round trip.
+const FETCH_BYTES = { maxBytesPerPartition: 1_048_576, maxBytes: 8 * 1_048_576 } as const;
 
 export function createPlatformaticPort(settings: KafkaConnectionSettings): KafkaPort {
   return {
@@ -55,18 +60,21 @@ export function createPlatformaticPort(settings: KafkaConnectionSettings): Kafka
         ...(options.groupInstanceId !== undefined ? { groupInstanceId: options.groupInstanceId } : {}),
         ...group,
       });
+      const bufferedRecords = options.bufferedRecords ?? DEFAULT_BUFFERED_RECORDS;
       const consume: ConsumeOptions<Buffer, Buffer, Buffer, Buffer> = {
+        ...FETCH_BYTES,
         topics: [...options.topics],
         mode: "committed",
         fallbackMode: options.startWithoutCommit ?? "earliest",
         autocommit: false,
         isolationLevel: isolationLevel(options.isolation),
         maxWaitTime: options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS,
-        highWaterMark: options.bufferedRecords ?? 2048,
+        highWaterMark: bufferedRecords,
       };
       return new PlatformaticSource({
         consumer,
         consume,
+        maxRecordsPerHandover: bufferedRecords,
         commits: true,
         errorContext: { settings, groupId: options.groupId, groupInstanceId: options.groupInstanceId },
         onEvent: options.onEvent,
@@ -84,6 +92,8 @@ export function createPlatformaticPort(settings: KafkaConnectionSettings): Kafka
         groupId: `fraud-scorer-reader-${randomUUID()}`,
       });
       const base = {
+        ...FETCH_BYTES,
+        highWaterMark: DEFAULT_BUFFERED_RECORDS,
         topics: [options.topic],
         autocommit: false,
         isolationLevel: isolationLevel(options.isolation),
@@ -104,6 +114,7 @@ export function createPlatformaticPort(settings: KafkaConnectionSettings): Kafka
       return new PlatformaticSource({
         consumer,
         consume,
+        maxRecordsPerHandover: DEFAULT_BUFFERED_RECORDS,
         commits: false,
         onEvent: options.onEvent,
         errorContext: { settings },

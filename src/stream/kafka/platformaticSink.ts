@@ -17,6 +17,7 @@ import {
   type TransactionalSink,
 } from "../kafkaPort.js";
 import { lastMessageOf, type PlatformaticSource } from "./platformaticSource.js";
+import { produceChunks } from "./produceChunks.js";
 
 type BufferProducer = Producer<Buffer, Buffer, Buffer, Buffer>;
 type Transaction = NonNullable<BufferProducer["transaction"]>;
@@ -55,7 +56,9 @@ export class PlatformaticSink implements RecordSink {
   async publish(records: readonly OutgoingRecord[]): Promise<void> {
     if (records.length === 0) return;
     try {
-      await this.#producer.send({ messages: records.map(toMessage) });
+      // One chunk after another: a chunk's records are acknowledged before the next goes.
+      for (const chunk of produceChunks(records))
+        await this.#producer.send({ messages: chunk.map(toMessage) });
     } catch (cause) {
       throw new KafkaPortError("publish_failed", `could not publish ${records.length} records`, { cause });
     }
@@ -99,8 +102,8 @@ class PlatformaticTransaction implements SinkTransaction {
   }
 
   async publish(records: readonly OutgoingRecord[]): Promise<void> {
-    if (records.length === 0) return;
-    await this.#transaction.send({ messages: records.map(toMessage) });
+    for (const chunk of produceChunks(records))
+      await this.#transaction.send({ messages: chunk.map(toMessage) });
   }
 
   async commit(consumed: readonly RecordBatch[]): Promise<void> {

@@ -27,6 +27,11 @@ const EMPTY_HEADERS: Readonly<Record<string, Buffer>> = Object.freeze({});
 export interface PlatformaticSourceOptions {
   readonly consumer: Consumer<Buffer, Buffer, Buffer, Buffer>;
   readonly consume: ConsumeOptions<Buffer, Buffer, Buffer, Buffer>;
+  /**
+   * Most records handed over in one call: a fetch can bring megabytes at once (a backlog after
+   * a restart), and a handler given all of it would publish and hold all of it at once.
+   */
+  readonly maxRecordsPerHandover: number;
   /** Readers without a group of their own never commit. */
   readonly commits: boolean;
   readonly onEvent?: ((event: SourceEvent) => void) | undefined;
@@ -135,8 +140,12 @@ export class PlatformaticSource implements RecordSource {
       string,
       { batch: RecordBatch; records: ConsumedRecord[]; last: KafkaMessage }
     >();
+    const max = this.#options.maxRecordsPerHandover;
+    let taken = 0;
     let message: KafkaMessage | null;
-    while ((message = stream.read() as KafkaMessage | null) !== null) {
+    // What is left in the stream's buffer is taken once the handler settles.
+    while (taken < max && (message = stream.read() as KafkaMessage | null) !== null) {
+      taken++;
       const key = partitionKey(message.topic, message.partition);
       let entry = byPartition.get(key);
       if (entry === undefined) {
