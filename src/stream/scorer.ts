@@ -3,9 +3,10 @@
 //   (state read, model step, policy, state write) ─► DecisionProducer ─► decisions,
 //   offsets committed after the decisions are acknowledged (or, exactly-once, inside the
 //   Kafka transaction that writes them). Decisions and dead letters share one producer.
-// The model is verified and warmed, and the schemas registered, before the consumer joins.
+// The model is verified and warmed, and the schemas registered (by the caller), before the
+// consumer joins.
 import type { Logger } from "pino";
-import { SchemaRegistry, TRANSACTION_TYPE } from "../codec/schemaRegistry.js";
+import { TRANSACTION_TYPE, type ContractSchemaIds, type SchemaRegistry } from "../codec/schemaRegistry.js";
 import type { BatchPorts } from "../control/promotedPorts.js";
 import { systemClock } from "../scoring/ports.js";
 import { DeferredStateLane } from "../scoring/deferredStateLane.js";
@@ -39,11 +40,6 @@ export interface ScorerSettings {
     readonly dlqTopic: string;
     readonly maxFrameBytes: number;
   };
-  readonly schemaRegistry: {
-    readonly url: string;
-    readonly username?: string | undefined;
-    readonly password?: string | undefined;
-  };
   readonly scoring: {
     readonly budgetMs: number;
     readonly maxBatch: number;
@@ -66,6 +62,8 @@ export interface ScorerParts {
    * batches and every decision carries the versions it was scored with.
    */
   readonly ports: () => BatchPorts;
+  /** The contract schemas, registered before the scorer starts; the registry resolves other ids. */
+  readonly contracts: ContractSchemaIds & { readonly registry: SchemaRegistry };
   readonly metrics: ScorerMetrics;
   readonly readiness: Readiness;
   readonly logger: Logger;
@@ -87,13 +85,7 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
   const { metrics, readiness, logger } = parts;
   const { scoring } = settings;
 
-  const registry = new SchemaRegistry(settings.schemaRegistry);
-  const { transactionSchemaId, decisionSchemaId } = await registry.registerContracts({
-    transactionsTopic: settings.kafka.transactionsTopic,
-    decisionsTopic: settings.kafka.decisionsTopic,
-  });
-  readiness.set("schemasRegistered", true);
-  logger.info({ transactionSchemaId, decisionSchemaId }, "contract schemas registered");
+  const { registry, transactionSchemaId, decisionSchemaId } = parts.contracts;
 
   const { kafka: k } = settings;
   let fatal = false;
