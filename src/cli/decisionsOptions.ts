@@ -1,7 +1,8 @@
 // `fraud-scorer decisions tail` options, described once as rows of src/ops/commandOptions.ts
 // (flag, environment variable, default, help). Flags win over the environment, the environment
 // over defaults; the merged values are validated once by a zod schema whose output type is the
-// command's options, or every problem is reported at once. Pure (flags, environment and terminal in, value out) so it is unit-tested.
+// command's options, or every problem is reported at once. Pure (flags, environment and
+// terminal in, value out) so it is unit-tested.
 import type { Command } from "commander";
 import { z } from "zod";
 import { addCommandOptions, commandOptionValues, type CommandOption } from "../ops/commandOptions.js";
