@@ -6,7 +6,12 @@ import type { Command } from "commander";
 import { z } from "zod";
 import { createKafkaPort } from "../stream/kafka/index.js";
 import { KafkaControlChannel } from "../stream/kafkaControlChannel.js";
-import { addCommandOptions, commandOptionValues, type CommandOption } from "../ops/commandOptions.js";
+import {
+  addCommandOptions,
+  commandOptionValues,
+  type CommandOption,
+  type ParsedOptions,
+} from "../ops/commandOptions.js";
 import { brokerListSchema } from "./brokerListSchema.js";
 import { refuseArguments } from "./cliArguments.js";
 
@@ -51,9 +56,7 @@ export type ControlChannelOptions = z.output<typeof controlChannelSchema> & {
 export function parseControlChannelOptions(
   flags: ControlChannelFlags,
   env: Readonly<Record<string, string | undefined>>,
-):
-  | { readonly ok: true; readonly options: ControlChannelOptions }
-  | { readonly ok: false; readonly problems: readonly string[] } {
+): ParsedOptions<ControlChannelOptions> {
   const parsed = controlChannelSchema.safeParse(commandOptionValues(CONTROL_CHANNEL_OPTIONS, flags, env));
   if (!parsed.success) return { ok: false, problems: parsed.error.issues.map((i) => i.message) };
   return { ok: true, options: parsed.data as ControlChannelOptions };

@@ -5,7 +5,12 @@
 // terminal in, value out) so it is unit-tested.
 import type { Command } from "commander";
 import { z } from "zod";
-import { addCommandOptions, commandOptionValues, type CommandOption } from "../ops/commandOptions.js";
+import {
+  addCommandOptions,
+  commandOptionValues,
+  type CommandOption,
+  type ParsedOptions,
+} from "../ops/commandOptions.js";
 import { brokerListSchema } from "./brokerListSchema.js";
 import { parseActions } from "../decisions/decisionFilter.js";
 
@@ -79,9 +84,7 @@ export const wantsColour = (
   env: Readonly<Record<string, string | undefined>>,
 ): boolean => flag ?? (isTTY && (env.NO_COLOR ?? "") === "");
 
-export type ParsedDecisionsTailOptions =
-  | { readonly ok: true; readonly options: DecisionsTailOptions }
-  | { readonly ok: false; readonly problems: readonly string[] };
+export type ParsedDecisionsTailOptions = ParsedOptions<DecisionsTailOptions>;
 
 export function parseDecisionsTailOptions(
   flags: Readonly<Record<string, unknown>>,

@@ -4,7 +4,12 @@
 // Pure (flags and environment in, value out) so the refusals are unit-tested.
 import type { Command } from "commander";
 import { z } from "zod";
-import { addCommandOptions, commandOptionValues, type CommandOption } from "../ops/commandOptions.js";
+import {
+  addCommandOptions,
+  commandOptionValues,
+  type CommandOption,
+  type ParsedOptions,
+} from "../ops/commandOptions.js";
 import { brokerListSchema } from "./brokerListSchema.js";
 import { parseDuration } from "./cliArguments.js";
 
@@ -181,9 +186,7 @@ const produceSchema = z
     if (o.labels !== undefined && o.file === undefined) problem("--labels only applies to --file");
   });
 
-export type ParsedProduceOptions =
-  | { readonly ok: true; readonly options: ProduceCommandOptions }
-  | { readonly ok: false; readonly problems: readonly string[] };
+export type ParsedProduceOptions = ParsedOptions<ProduceCommandOptions>;
 
 export function parseProduceOptions(
   flags: Readonly<Record<string, unknown>>,

@@ -58,3 +58,8 @@ export function commandOptionValues(
   }
   return values;
 }
+
+/** A command's options, or every problem with them (the command prints them and exits 2). */
+export type ParsedOptions<Options> =
+  | { readonly ok: true; readonly options: Options }
+  | { readonly ok: false; readonly problems: readonly string[] };

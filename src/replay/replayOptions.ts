@@ -3,7 +3,7 @@
 // into ReplayOptions, whose type is the schema's output, and reports every problem at once. Pure (flags and environment in, value
 // out) so the refusals are unit-tested; the CLI builds its commander options from the table.
 import { z } from "zod";
-import { commandOptionValues, type CommandOption } from "../ops/commandOptions.js";
+import { commandOptionValues, type CommandOption, type ParsedOptions } from "../ops/commandOptions.js";
 import { configKeyDefault } from "../ops/configSchema.js";
 import type { RangeBound } from "./topicRange.js";
 
@@ -282,9 +282,7 @@ export type ReplayOptions = z.output<typeof replayOptionsSchema>;
 export type ReplaySourceOption = ReplayOptions["source"];
 export type CompareOption = NonNullable<ReplayOptions["compare"]>;
 
-export type ParsedReplayOptions =
-  | { readonly ok: true; readonly options: ReplayOptions }
-  | { readonly ok: false; readonly problems: readonly string[] };
+export type ParsedReplayOptions = ParsedOptions<ReplayOptions>;
 
 export function parseReplayOptions(
   flags: Record<string, unknown>,
