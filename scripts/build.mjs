@@ -6,12 +6,15 @@
 // (it reads its .wasm file next to its own module).
 // dist/cli/ sits as deep as src/cli/, so the lookups relative to a module's own URL (proto/,
 // rules/) resolve to the same files from the bundle as from the sources.
+// The Kafka client's Ajv is swapped for one that compiles each schema on first use
+// (scripts/lazyKafkaClientAjv.mjs): a start then pays only for the validators it runs.
 //   node scripts/build.mjs [--out-dir <dir>] [--no-gen]   (the container test builds elsewhere)
 import { execFileSync } from "node:child_process";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { build } from "esbuild";
+import { lazyKafkaClientAjv } from "./lazyKafkaClientAjv.mjs";
 
 const { values } = parseArgs({
   options: { "out-dir": { type: "string", default: "dist" }, "no-gen": { type: "boolean", default: false } },
@@ -34,5 +37,6 @@ await build({
   banner: {
     js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);',
   },
+  plugins: [lazyKafkaClientAjv],
   logLevel: "warning",
 });

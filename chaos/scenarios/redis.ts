@@ -5,7 +5,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { startDelayProxy } from "../delayProxy.js";
 import { faultRun } from "../faultRun.js";
 import { ms, outcome } from "../outcome.js";
-import { startPrivateRedis, startPrivateRedisCluster } from "../privateRedis.js";
+import { startPrivateRedis, startPrivateRedisCluster } from "../../stack/privateRedis.js";
 import { check, type Scenario } from "../scenario.js";
 
 const BUDGET_MS = 200;

@@ -1,34 +1,48 @@
-// The options every promotion command shares: where the control topic is. Like `decisions
-// tail`, flags win over $KAFKA_BROKERS / $KAFKA_CONTROL_TOPIC, and the merged values are
-// validated once by a zod schema; the topic's default is the scorer's (kafka.controlTopic).
+// The options every promotion command shares: where the control topic is. Rows of
+// src/ops/commandOptions.ts (flags win over $KAFKA_BROKERS / $KAFKA_CONTROL_TOPIC), validated
+// once by a zod schema; the topic's default is the scorer's (kafka.controlTopic).
 import { userInfo, hostname } from "node:os";
 import type { Command } from "commander";
 import { z } from "zod";
 import { createKafkaPort } from "../stream/kafka/index.js";
 import { KafkaControlChannel } from "../stream/kafkaControlChannel.js";
+import {
+  addCommandOptions,
+  commandOptionValues,
+  type CommandOption,
+  type ParsedOptions,
+} from "../ops/commandOptions.js";
 import { brokerListSchema } from "./brokerListSchema.js";
 import { refuseArguments } from "./cliArguments.js";
 
-export interface ControlChannelFlags {
+export type ControlChannelFlags = {
   readonly kafkaBrokers?: string;
   readonly controlTopic?: string;
-}
+};
+
+const CONTROL_CHANNEL_OPTIONS: readonly CommandOption[] = [
+  {
+    flag: "kafka-brokers",
+    flagValue: "list",
+    env: "KAFKA_BROKERS",
+    help: "Kafka bootstrap brokers, comma-separated host:port",
+  },
+  {
+    flag: "control-topic",
+    flagValue: "topic",
+    env: "KAFKA_CONTROL_TOPIC",
+    fallback: "fraud-scorer.control",
+    help: "control topic",
+  },
+];
 
 export const addControlChannelOptions = (command: Command): Command =>
-  command
-    .option(
-      "--kafka-brokers <list>",
-      "Kafka bootstrap brokers, comma-separated host:port [env KAFKA_BROKERS]",
-    )
-    .option(
-      "--control-topic <topic>",
-      "control topic (default: fraud-scorer.control) [env KAFKA_CONTROL_TOPIC]",
-    );
+  addCommandOptions(command, CONTROL_CHANNEL_OPTIONS);
 
 const controlChannelSchema = z.object({
-  kafkaBrokers: brokerListSchema.optional().refine((b) => b !== undefined, {
-    error: "no brokers: give --kafka-brokers or set KAFKA_BROKERS",
-  }),
+  kafkaBrokers: z
+    .string({ error: "no brokers: give --kafka-brokers or set KAFKA_BROKERS" })
+    .pipe(brokerListSchema),
   controlTopic: z
     .string()
     .transform((s) => s.trim())
@@ -39,18 +53,11 @@ export type ControlChannelOptions = z.output<typeof controlChannelSchema> & {
   readonly kafkaBrokers: string[];
 };
 
-const text = (v: string | undefined): string | undefined => (v === undefined || v === "" ? undefined : v);
-
 export function parseControlChannelOptions(
   flags: ControlChannelFlags,
   env: Readonly<Record<string, string | undefined>>,
-):
-  | { readonly ok: true; readonly options: ControlChannelOptions }
-  | { readonly ok: false; readonly problems: readonly string[] } {
-  const parsed = controlChannelSchema.safeParse({
-    kafkaBrokers: text(flags.kafkaBrokers) ?? text(env.KAFKA_BROKERS),
-    controlTopic: text(flags.controlTopic) ?? text(env.KAFKA_CONTROL_TOPIC) ?? "fraud-scorer.control",
-  });
+): ParsedOptions<ControlChannelOptions> {
+  const parsed = controlChannelSchema.safeParse(commandOptionValues(CONTROL_CHANNEL_OPTIONS, flags, env));
   if (!parsed.success) return { ok: false, problems: parsed.error.issues.map((i) => i.message) };
   return { ok: true, options: parsed.data as ControlChannelOptions };
 }

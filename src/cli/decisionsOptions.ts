@@ -1,9 +1,16 @@
-// `fraud-scorer decisions tail` options, described once: flag, environment variable, default,
-// help. Flags win over the environment, the environment over defaults; the merged values are
-// validated once by a zod schema whose output type is the command's options, or every problem
-// is reported at once. Pure (flags, environment and terminal in, value out) so it is unit-tested.
+// `fraud-scorer decisions tail` options, described once as rows of src/ops/commandOptions.ts
+// (flag, environment variable, default, help). Flags win over the environment, the environment
+// over defaults; the merged values are validated once by a zod schema whose output type is the
+// command's options, or every problem is reported at once. Pure (flags, environment and
+// terminal in, value out) so it is unit-tested.
 import type { Command } from "commander";
 import { z } from "zod";
+import {
+  addCommandOptions,
+  commandOptionValues,
+  type CommandOption,
+  type ParsedOptions,
+} from "../ops/commandOptions.js";
 import { brokerListSchema } from "./brokerListSchema.js";
 import { parseActions } from "../decisions/decisionFilter.js";
 
@@ -23,9 +30,9 @@ const limit = z
 
 const tailSchema = z.object({
   topic: nonEmpty.pipe(z.string().min(1, { error: "--topic must not be empty" })),
-  kafkaBrokers: brokerListSchema.optional().refine((b) => b !== undefined, {
-    error: "no brokers: give --kafka-brokers or set KAFKA_BROKERS",
-  }),
+  kafkaBrokers: z
+    .string({ error: "no brokers: give --kafka-brokers or set KAFKA_BROKERS" })
+    .pipe(brokerListSchema),
   fromBeginning: z.boolean(),
   readCommitted: z.boolean(),
   actions: actions.optional(),
@@ -38,24 +45,37 @@ const tailSchema = z.object({
 
 export type DecisionsTailOptions = z.output<typeof tailSchema> & { readonly kafkaBrokers: string[] };
 
-/** Declares the options; no commander defaults, so an absent flag does not hide the env var. */
-export function addDecisionsTailOptions(command: Command): Command {
-  return command
-    .option("--topic <name>", "decisions topic (default: decisions) [env KAFKA_DECISIONS_TOPIC]")
-    .option(
-      "--kafka-brokers <list>",
-      "Kafka bootstrap brokers, comma-separated host:port [env KAFKA_BROKERS]",
-    )
-    .option("--from-beginning", "start at the oldest decision instead of new ones")
-    .option("--action <list>", "only these actions, e.g. decline,review")
-    .option("--fallback", "only decisions the rules made alone (fallbacks)")
-    .option("--no-fallback", "only decisions the model made")
-    .option("--json", "one JSON object per line (for pipes)")
-    .option("--colour", "colour even when stdout is not a terminal")
-    .option("--no-colour", "never colour (also when NO_COLOR is set, no-color.org)")
-    .option("--read-committed", "only decisions of committed transactions (scorers run with --exactly-once)")
-    .option("--limit <n>", "stop after printing this many");
-}
+const TAIL_OPTIONS: readonly CommandOption[] = [
+  {
+    flag: "topic",
+    flagValue: "name",
+    env: "KAFKA_DECISIONS_TOPIC",
+    fallback: "decisions",
+    help: "decisions topic",
+  },
+  {
+    flag: "kafka-brokers",
+    flagValue: "list",
+    env: "KAFKA_BROKERS",
+    help: "Kafka bootstrap brokers, comma-separated host:port",
+  },
+  { flag: "from-beginning", help: "start at the oldest decision instead of new ones" },
+  { key: "actions", flag: "action", flagValue: "list", help: "only these actions, e.g. decline,review" },
+  // Both switches, so absent means both kinds (commander then sets no default).
+  { flag: "fallback", help: "only decisions the rules made alone (fallbacks)" },
+  { flag: "no-fallback", help: "only decisions the model made" },
+  { flag: "json", help: "one JSON object per line (for pipes)" },
+  { flag: "colour", help: "colour even when stdout is not a terminal" },
+  { flag: "no-colour", help: "never colour (also when NO_COLOR is set, no-color.org)" },
+  {
+    flag: "read-committed",
+    help: "only decisions of committed transactions (scorers run with --exactly-once)",
+  },
+  { flag: "limit", flagValue: "n", help: "stop after printing this many" },
+];
+
+export const addDecisionsTailOptions = (command: Command): Command =>
+  addCommandOptions(command, TAIL_OPTIONS);
 
 /** Colour only for a terminal, and never when NO_COLOR is set (no-color.org). */
 export const wantsColour = (
@@ -64,27 +84,20 @@ export const wantsColour = (
   env: Readonly<Record<string, string | undefined>>,
 ): boolean => flag ?? (isTTY && (env.NO_COLOR ?? "") === "");
 
-export type ParsedDecisionsTailOptions =
-  | { readonly ok: true; readonly options: DecisionsTailOptions }
-  | { readonly ok: false; readonly problems: readonly string[] };
-
-const text = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
+export type ParsedDecisionsTailOptions = ParsedOptions<DecisionsTailOptions>;
 
 export function parseDecisionsTailOptions(
   flags: Readonly<Record<string, unknown>>,
   env: Readonly<Record<string, string | undefined>>,
   { isTTY }: { readonly isTTY: boolean },
 ): ParsedDecisionsTailOptions {
+  const given = commandOptionValues(TAIL_OPTIONS, flags, env);
   const raw = {
-    topic: text(flags.topic) ?? text(env.KAFKA_DECISIONS_TOPIC) ?? "decisions",
-    kafkaBrokers: text(flags.kafkaBrokers) ?? text(env.KAFKA_BROKERS),
-    fromBeginning: flags.fromBeginning === true,
-    readCommitted: flags.readCommitted === true,
-    actions: text(flags.action),
-    fallback: typeof flags.fallback === "boolean" ? flags.fallback : undefined,
-    json: flags.json === true,
-    colour: wantsColour(typeof flags.colour === "boolean" ? flags.colour : undefined, isTTY, env),
-    limit: text(flags.limit),
+    ...given,
+    fromBeginning: given.fromBeginning === true,
+    readCommitted: given.readCommitted === true,
+    json: given.json === true,
+    colour: wantsColour(typeof given.colour === "boolean" ? given.colour : undefined, isTTY, env),
   };
   const parsed = tailSchema.safeParse(raw);
   if (!parsed.success) return { ok: false, problems: parsed.error.issues.map((i) => i.message) };

@@ -4,6 +4,12 @@
 // Pure (flags and environment in, value out) so the refusals are unit-tested.
 import type { Command } from "commander";
 import { z } from "zod";
+import {
+  addCommandOptions,
+  commandOptionValues,
+  type CommandOption,
+  type ParsedOptions,
+} from "../ops/commandOptions.js";
 import { brokerListSchema } from "./brokerListSchema.js";
 import { parseDuration } from "./cliArguments.js";
 
@@ -30,19 +36,8 @@ export interface ProduceCommandOptions {
   readonly json: boolean;
 }
 
-interface ProduceSetting {
-  readonly key: keyof ProduceCommandOptions | "duration";
-  readonly flag: string;
-  /** Placeholder of the flag's value; absent for on/off switches. */
-  readonly flagValue?: string;
-  readonly env?: string;
-  readonly fallback?: string;
-  readonly help: string;
-}
-
-export const PRODUCE_SETTINGS: readonly ProduceSetting[] = [
+export const PRODUCE_SETTINGS: readonly CommandOption<keyof ProduceCommandOptions | "duration">[] = [
   {
-    key: "sink",
     flag: "sink",
     flagValue: "kind",
     env: "PRODUCE_SINK",
@@ -50,7 +45,6 @@ export const PRODUCE_SETTINGS: readonly ProduceSetting[] = [
     help: "kafka, or discard: plan, encode and pace without sending (the generator's own cost)",
   },
   {
-    key: "topic",
     flag: "topic",
     flagValue: "name",
     env: "KAFKA_TRANSACTIONS_TOPIC",
@@ -58,21 +52,18 @@ export const PRODUCE_SETTINGS: readonly ProduceSetting[] = [
     help: "topic to write",
   },
   {
-    key: "kafkaBrokers",
     flag: "kafka-brokers",
     flagValue: "list",
     env: "KAFKA_BROKERS",
     help: "Kafka bootstrap brokers, comma-separated host:port",
   },
   {
-    key: "schemaRegistryUrl",
     flag: "schema-registry-url",
     flagValue: "url",
     env: "SCHEMA_REGISTRY_URL",
     help: "registry for --framing confluent",
   },
   {
-    key: "partitions",
     flag: "partitions",
     flagValue: "n",
     env: "PRODUCE_PARTITIONS",
@@ -87,16 +78,14 @@ export const PRODUCE_SETTINGS: readonly ProduceSetting[] = [
     fallback: "500",
     help: "transactions per second",
   },
-  { key: "count", flag: "count", flagValue: "n", env: "PRODUCE_COUNT", help: "send this many transactions" },
+  { flag: "count", flagValue: "n", env: "PRODUCE_COUNT", help: "send this many transactions" },
   {
-    key: "duration",
     flag: "duration",
     flagValue: "time",
     env: "PRODUCE_DURATION",
     help: "or send for this long, e.g. 30s, 2m (default 10s)",
   },
   {
-    key: "framing",
     flag: "framing",
     flagValue: "framing",
     env: "PRODUCE_FRAMING",
@@ -104,7 +93,6 @@ export const PRODUCE_SETTINGS: readonly ProduceSetting[] = [
     help: "delimited or confluent",
   },
   {
-    key: "perRecord",
     flag: "per-record",
     flagValue: "n",
     env: "PRODUCE_PER_RECORD",
@@ -112,7 +100,6 @@ export const PRODUCE_SETTINGS: readonly ProduceSetting[] = [
     help: "pack up to n transactions of one partition into one record (delimited only)",
   },
   {
-    key: "lingerMs",
     flag: "linger-ms",
     flagValue: "ms",
     env: "PRODUCE_LINGER_MS",
@@ -120,31 +107,19 @@ export const PRODUCE_SETTINGS: readonly ProduceSetting[] = [
     help: "longest a record that is not full waits for more transactions",
   },
   {
-    key: "file",
     flag: "file",
     flagValue: "path",
     help: "send transactions from a .pbd file instead of the simulator",
   },
-  { key: "labels", flag: "labels", flagValue: "csv", help: "labels for --file (transaction_id,is_fraud)" },
-  { key: "seed", flag: "seed", flagValue: "n", env: "PRODUCE_SEED", fallback: "42", help: "simulator seed" },
-  { key: "cards", flag: "cards", flagValue: "n", help: "simulated cards (default: sized to the run)" },
-  { key: "idPrefix", flag: "id-prefix", flagValue: "text", help: "prefix for simulated transaction ids" },
-  { key: "json", flag: "json", help: "print the summary as one JSON line on stdout" },
+  { flag: "labels", flagValue: "csv", help: "labels for --file (transaction_id,is_fraud)" },
+  { flag: "seed", flagValue: "n", env: "PRODUCE_SEED", fallback: "42", help: "simulator seed" },
+  { flag: "cards", flagValue: "n", help: "simulated cards (default: sized to the run)" },
+  { flag: "id-prefix", flagValue: "text", help: "prefix for simulated transaction ids" },
+  { flag: "json", help: "print the summary as one JSON line on stdout" },
 ];
 
-/** commander's attribute name for a flag: per-record → perRecord. */
-const attribute = (flag: string) => flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
-
 /** Declares the options; no commander defaults, so an absent flag does not hide the env var. */
-export function addProduceOptions(command: Command): Command {
-  for (const s of PRODUCE_SETTINGS) {
-    const value = s.flagValue === undefined ? "" : ` <${s.flagValue}>`;
-    const shown = s.fallback === undefined ? "" : ` (default: ${s.fallback})`;
-    const env = s.env === undefined ? "" : ` [env ${s.env}]`;
-    command.option(`--${s.flag}${value}`, `${s.help}${shown}${env}`);
-  }
-  return command.option("--no-progress", "no progress display");
-}
+export const addProduceOptions = (command: Command): Command => addCommandOptions(command, PRODUCE_SETTINGS);
 
 const POSITIVE_INT = /^\s*\d+\s*$/;
 const positiveInteger = (what: string, max = Number.MAX_SAFE_INTEGER) =>
@@ -211,23 +186,15 @@ const produceSchema = z
     if (o.labels !== undefined && o.file === undefined) problem("--labels only applies to --file");
   });
 
-export type ParsedProduceOptions =
-  | { readonly ok: true; readonly options: ProduceCommandOptions }
-  | { readonly ok: false; readonly problems: readonly string[] };
+export type ParsedProduceOptions = ParsedOptions<ProduceCommandOptions>;
 
 export function parseProduceOptions(
   flags: Readonly<Record<string, unknown>>,
   env: Readonly<Record<string, string | undefined>>,
 ): ParsedProduceOptions {
-  const raw: Record<string, unknown> = {};
-  for (const s of PRODUCE_SETTINGS) {
-    const flag = flags[attribute(s.flag)];
-    const value = flag ?? (s.env !== undefined ? env[s.env] : undefined) ?? s.fallback;
-    if (value !== undefined && value !== "")
-      raw[s.key] = s.flagValue === undefined ? value === true : String(value);
-  }
-  raw.json ??= false;
-  raw.progress = flags.progress !== false;
+  const raw = commandOptionValues(PRODUCE_SETTINGS, flags, env);
+  raw.json = raw.json === true;
+  raw.progress = raw.progress !== false;
   const parsed = produceSchema.safeParse(raw);
   if (!parsed.success) return { ok: false, problems: parsed.error.issues.map((i) => i.message) };
   const { duration: durationMs, ...rest } = parsed.data;

@@ -4,7 +4,7 @@
 //   ─► optional diff against recorded decisions ─► summary on stderr.
 // Replay never touches live card state: its store lives and dies in this process.
 import { writeFile } from "node:fs/promises";
-import { Option, type Command } from "commander";
+import type { Command } from "commander";
 import pino from "pino";
 import { SchemaRegistry } from "../codec/schemaRegistry.js";
 import { FEATURE_SCHEMA_VERSION } from "../features/featureVector.js";
@@ -28,6 +28,7 @@ import { createKafkaPort } from "../stream/kafka/index.js";
 import type { KafkaPort } from "../stream/kafkaPort.js";
 import { actionName, ACTION_NAMES } from "../decisions/decisionJson.js";
 import { refuseArguments } from "./cliArguments.js";
+import { addCommandOptions } from "../ops/commandOptions.js";
 import { progressWanted, startProgress } from "./progressBar.js";
 
 export function registerReplayCommand(program: Command): void {
@@ -36,10 +37,7 @@ export function registerReplayCommand(program: Command): void {
     .description(
       "decide recorded transactions again with a pinned model and rule set (audits); state is in memory only",
     );
-  for (const setting of REPLAY_OPTION_SETTINGS)
-    replay.addOption(
-      new Option(setting.flag, setting.env ? `${setting.help} (default: $${setting.env})` : setting.help),
-    );
+  addCommandOptions(replay, REPLAY_OPTION_SETTINGS);
   replay.action(async (flags: Record<string, unknown>) => {
     const parsed = parseReplayOptions(flags, process.env);
     if (!parsed.ok) refuse(parsed.problems);

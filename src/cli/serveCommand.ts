@@ -1,11 +1,15 @@
 // `fraud-scorer serve`: validate config, verify and warm the model, then join the group.
-// Readiness turns true only after model verification, warm-up and the group join; SIGTERM
-// drains the batch in hand, commits and leaves the group before the process exits.
+// Readiness turns true only after model verification, warm-up, the contract schemas and the
+// group join; SIGTERM drains the batch in hand, commits and leaves the group before the process
+// exits.
+// Start-up order is for time to a warm model and then to ready: the model first, before the
+// Kafka and Redis clients are even imported (loading them is most of a start's CPU); then the
+// steps that wait on the network run side by side (schemas, Redis, the control topic).
 import type { Command } from "commander";
+import type { Logger } from "pino";
+import { SchemaRegistry, type ContractSchemaIds } from "../codec/schemaRegistry.js";
 import { FEATURE_SCHEMA_VERSION } from "../features/featureVector.js";
-import { RedisCardStateStore } from "../state/redisCardStateStore.js";
-import { connectRedis, redisReadyOrWarn } from "../state/redisClient.js";
-import { loadModelRunner } from "../model/loadModelRunner.js";
+import { loadModelRunner, type ModelRunner } from "../model/loadModelRunner.js";
 import { addConfigOptions, ConfigError, loadConfig, redactConfig, type ScorerConfig } from "../ops/config.js";
 import { driftMonitorFor } from "../model/driftMonitor.js";
 import { DriftMetrics } from "../ops/driftMetrics.js";
@@ -16,10 +20,7 @@ import { Readiness, SCORER_READINESS_CONDITIONS } from "../ops/readiness.js";
 import { loadRuleSet } from "../rules/ruleSet.js";
 import { followPromotions } from "../control/promotedPorts.js";
 import { PromotionMetrics } from "../ops/promotionMetrics.js";
-import { createKafkaPort } from "../stream/kafka/index.js";
-import { KafkaControlChannel } from "../stream/kafkaControlChannel.js";
 import { KafkaPortError } from "../stream/kafkaPort.js";
-import { startScorer } from "../stream/scorer.js";
 
 export function registerServeCommand(program: Command): void {
   const serve = program
@@ -63,13 +64,15 @@ async function runScorer(config: ScorerConfig): Promise<void> {
   });
   logger.info({ port: health.port }, "health and metrics server listening");
 
-  const model = await loadModelRunner({
-    dir: config.model.dir,
-    trustedKeysDir: config.model.trustedKeysDir,
-    provider: config.model.provider,
-    expectedFeatureSchemaVersion: FEATURE_SCHEMA_VERSION,
-    logger,
-  });
+  const loadModel = (dir: string) =>
+    loadModelRunner({
+      dir,
+      trustedKeysDir: config.model.trustedKeysDir,
+      provider: config.model.provider,
+      expectedFeatureSchemaVersion: FEATURE_SCHEMA_VERSION,
+      logger,
+    });
+  const model = await loadModel(config.model.dir);
   readiness.set("modelVerified", true);
   if (config.model.warmUp === false) logger.warn("model warm-up skipped (MODEL_WARM_UP=false)");
   else await model.warmUp();
@@ -77,10 +80,105 @@ async function runScorer(config: ScorerConfig): Promise<void> {
   metrics.setModelInfo(model.modelVersion, model.featureSchemaVersion, model.provider);
   let driftMonitor = driftMonitorFor(model.manifest);
   drift.follow(driftMonitor);
+  const onModelSwitched = (to: ModelRunner) => {
+    metrics.setModelInfo(to.modelVersion, to.featureSchemaVersion, to.provider);
+    driftMonitor = driftMonitorFor(to.manifest);
+    drift.follow(driftMonitor);
+  };
+
+  // The one fatal path. Exit without committing: a restart decides those transactions again.
+  const onFatal = (err: unknown, what: string) => {
+    logger.fatal({ err }, `${what}; exiting so its transactions are decided again after a restart`);
+    process.exit(1);
+  };
+
+  // The registry is asked first, so its answer travels while the clients load.
+  const registry = new SchemaRegistry(config.schemaRegistry);
+  const [contracts, clients] = await Promise.all([
+    registerContracts(registry, config, readiness, logger),
+    connectClients(config, { model, loadModel, metrics, logger, onFatal, onModelSwitched }),
+  ]);
+
+  const scorer = await clients.startScorer(config, {
+    ports: clients.promoted.current,
+    shadow: clients.promoted.shadow,
+    contracts: { registry, ...contracts },
+    metrics,
+    readiness,
+    logger,
+    observeModelStep: (x, score, rows) => driftMonitor?.observe(x, score, rows),
+    onFatal,
+  });
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, "draining and leaving the group");
+    try {
+      await scorer.stop();
+      await clients.promoted.stop();
+      drift.stop();
+      clients.redis.disconnect();
+      await clients.promoted.currentModel().close();
+      await health.close();
+      logger.info("stopped");
+      process.exit(0);
+    } catch (err) {
+      logger.error({ err }, "unclean shutdown");
+      process.exit(1);
+    }
+  };
+  process.once("SIGTERM", () => void shutdown("SIGTERM"));
+  process.once("SIGINT", () => void shutdown("SIGINT"));
+}
+
+async function registerContracts(
+  registry: SchemaRegistry,
+  config: ScorerConfig,
+  readiness: Readiness<string>,
+  logger: Logger,
+): Promise<ContractSchemaIds> {
+  const ids = await registry.registerContracts({
+    transactionsTopic: config.kafka.transactionsTopic,
+    decisionsTopic: config.kafka.decisionsTopic,
+  });
+  readiness.set("schemasRegistered", true);
+  logger.info(ids, "contract schemas registered");
+  return ids;
+}
+
+interface ClientParts {
+  readonly model: ModelRunner;
+  readonly loadModel: (dir: string) => Promise<ModelRunner>;
+  readonly metrics: ScorerMetrics;
+  readonly logger: Logger;
+  readonly onFatal: (err: unknown, what: string) => void;
+  readonly onModelSwitched: (to: ModelRunner) => void;
+}
+
+/** Loads the Kafka and Redis clients, connects Redis and follows the control topic. */
+async function connectClients(
+  config: ScorerConfig,
+  { model, loadModel, metrics, logger, onFatal, onModelSwitched }: ClientParts,
+) {
+  const [
+    { connectRedis, redisReadyOrWarn },
+    { RedisCardStateStore },
+    { createKafkaPort },
+    { KafkaControlChannel },
+    { startScorer },
+  ] = await Promise.all([
+    import("../state/redisClient.js"),
+    import("../state/redisCardStateStore.js"),
+    import("../stream/kafka/index.js"),
+    import("../stream/kafkaControlChannel.js"),
+    import("../stream/scorer.js"),
+  ]);
 
   const redis = connectRedis(config.redis);
   redis.on("error", (err) => logger.debug({ err }, "redis connection error"));
-  await redisReadyOrWarn(redis, logger);
+  const redisReady = redisReadyOrWarn(redis, logger);
   // Card state is namespaced by model version: a promoted model gets a store of its own, so its
   // cards rebuild from history instead of reading state another model wrote.
   const storeFor = (modelVersion: string) =>
@@ -93,12 +191,6 @@ async function runScorer(config: ScorerConfig): Promise<void> {
       ttlMs: config.redis.stateTtlMs,
       historyLength: config.redis.historyLength,
     });
-
-  // The one fatal path. Exit without committing: a restart decides those transactions again.
-  const onFatal = (err: unknown, what: string) => {
-    logger.fatal({ err }, `${what}; exiting so its transactions are decided again after a restart`);
-    process.exit(1);
-  };
 
   // Promotion: every instance follows the control topic (src/control/promotedPorts.ts).
   const promotions = new PromotionMetrics(metrics.registry);
@@ -117,55 +209,14 @@ async function runScorer(config: ScorerConfig): Promise<void> {
     model,
     modelDir: config.model.dir,
     rules: await loadRuleSet(config.rules.file),
-    loadModel: (dir) =>
-      loadModelRunner({
-        dir,
-        trustedKeysDir: config.model.trustedKeysDir,
-        provider: config.model.provider,
-        expectedFeatureSchemaVersion: FEATURE_SCHEMA_VERSION,
-        logger,
-      }),
+    loadModel,
     storeFor,
     logger,
-    onModelSwitched: (to) => {
-      metrics.setModelInfo(to.modelVersion, to.featureSchemaVersion, to.provider);
-      driftMonitor = driftMonitorFor(to.manifest);
-      drift.follow(driftMonitor);
-    },
+    onModelSwitched,
     onOutcome: (record, outcome) => promotions.count(record.key, outcome),
   });
-
-  const scorer = await startScorer(config, {
-    ports: promoted.current,
-    shadow: promoted.shadow,
-    metrics,
-    readiness,
-    logger,
-    observeModelStep: (x, score, rows) => driftMonitor?.observe(x, score, rows),
-    onFatal,
-  });
-
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, "draining and leaving the group");
-    try {
-      await scorer.stop();
-      await promoted.stop();
-      drift.stop();
-      redis.disconnect();
-      await promoted.currentModel().close();
-      await health.close();
-      logger.info("stopped");
-      process.exit(0);
-    } catch (err) {
-      logger.error({ err }, "unclean shutdown");
-      process.exit(1);
-    }
-  };
-  process.once("SIGTERM", () => void shutdown("SIGTERM"));
-  process.once("SIGINT", () => void shutdown("SIGINT"));
+  await redisReady;
+  return { redis, promoted, startScorer };
 }
 
 const startupFailure = (err: unknown) =>

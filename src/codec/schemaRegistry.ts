@@ -57,8 +57,10 @@ export class SchemaRegistry {
     transactionsTopic = "transactions",
     decisionsTopic = "decisions",
   }: { transactionsTopic?: string; decisionsTopic?: string } = {}): Promise<ContractSchemaIds> {
-    const transactionSchemaId = await this.register(valueSubject(transactionsTopic), transactionProtoText());
-    const decisionSchemaId = await this.register(valueSubject(decisionsTopic), decisionProtoText());
+    const [transactionSchemaId, decisionSchemaId] = await Promise.all([
+      this.register(valueSubject(transactionsTopic), transactionProtoText()),
+      this.register(valueSubject(decisionsTopic), decisionProtoText()),
+    ]);
     return { transactionSchemaId, decisionSchemaId };
   }
 

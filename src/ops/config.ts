@@ -6,7 +6,8 @@ import { readFileSync } from "node:fs";
 import { parseDocument } from "yaml";
 import type { z } from "zod";
 import { configKeySchema, configSchema, DEV_HMAC_KEY_HEX, type ParsedConfig } from "./configSchema.js";
-import { CONFIG_SETTINGS, flagAttribute, SETTINGS_BY_PATH, type ConfigSetting } from "./configSettings.js";
+import { flagAttribute } from "./commandOptions.js";
+import { CONFIG_SETTINGS, SETTINGS_BY_PATH, type ConfigSetting } from "./configSettings.js";
 import { REDACTED, withoutUrlCredentials } from "./redaction.js";
 
 export {

@@ -1,6 +1,7 @@
 // Every configuration key, described once: its path, environment variable, CLI flag, whether it
 // is a secret, and its help text. Types, ranges and defaults live in configSchema.ts.
 import type { Command } from "commander";
+import { addCommandOptions } from "./commandOptions.js";
 import { configKeyDefault } from "./configSchema.js";
 
 export interface ConfigSetting {
@@ -271,19 +272,14 @@ export const CONFIG_ENV_PATHS: Readonly<Record<string, string>> = Object.freeze(
   Object.fromEntries(CONFIG_SETTINGS.flatMap((s) => (s.env === undefined ? [] : [[s.env, s.path]]))),
 );
 
-/** commander's attribute name for a flag: kafka-brokers → kafkaBrokers. */
-export const flagAttribute = (flag: string) => flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
-
 /** Declares every config flag on a command; values stay strings, loadConfig validates them. */
 export function addConfigOptions(command: Command): Command {
-  for (const s of CONFIG_SETTINGS) {
-    if (s.flag === undefined) continue;
-    const value = s.flagValue === undefined ? "" : ` <${s.flagValue}>`;
-    const env = s.env === undefined ? "" : ` [env ${s.env}]`;
-    const fallback = configKeyDefault(s.path);
-    const shown = fallback === undefined ? "" : ` (default: ${JSON.stringify(fallback)})`;
-    // No commander defaults: an absent flag must not hide the env var or the file.
-    command.option(`--${s.flag}${value}`, `${s.help}${shown}${env}`);
-  }
-  return command;
+  const flagged = CONFIG_SETTINGS.flatMap((s) =>
+    s.flag === undefined ? [] : [{ ...s, key: s.path, flag: s.flag }],
+  );
+  // The defaults come from the schema when the config is loaded; help only shows them.
+  return addCommandOptions(command, flagged, (o) => {
+    const fallback = configKeyDefault(o.key!);
+    return fallback === undefined ? undefined : JSON.stringify(fallback);
+  });
 }

@@ -5,6 +5,11 @@ export interface ReadinessState {
   readonly ready: boolean;
   /** One line per unmet condition, e.g. "groupJoined: waiting for partition assignment". */
   readonly reasons: string[];
+  /**
+   * When each condition first held, in ms since this process started, by its own clock: a poller
+   * whose request waits behind a busy event loop would read it late.
+   */
+  readonly firstMetMs: Readonly<Record<string, number>>;
 }
 
 /** What `fraud-scorer serve` waits for before it takes traffic. */
@@ -17,6 +22,7 @@ export const SCORER_READINESS_CONDITIONS = [
 
 export class Readiness<Name extends string = string> {
   readonly #conditions = new Map<string, { met: boolean; detail: string | undefined }>();
+  readonly #firstMetMs = new Map<string, number>();
 
   constructor(conditions: readonly Name[]) {
     for (const name of conditions) this.#conditions.set(name, { met: false, detail: undefined });
@@ -25,6 +31,8 @@ export class Readiness<Name extends string = string> {
   /** Sets a condition; `detail` says why it is unmet (or what happened) in /readyz. */
   set(name: Name, met: boolean, detail?: string): void {
     this.#conditions.set(name, { met, detail });
+    if (met && !this.#firstMetMs.has(name))
+      this.#firstMetMs.set(name, Math.round(performance.now() * 10) / 10);
   }
 
   isMet(name: Name): boolean {
@@ -35,6 +43,6 @@ export class Readiness<Name extends string = string> {
     const reasons: string[] = [];
     for (const [name, { met, detail }] of this.#conditions)
       if (!met) reasons.push(detail === undefined ? `${name}: not yet` : `${name}: ${detail}`);
-    return { ready: reasons.length === 0, reasons };
+    return { ready: reasons.length === 0, reasons, firstMetMs: Object.fromEntries(this.#firstMetMs) };
   }
 }

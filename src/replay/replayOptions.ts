@@ -1,80 +1,68 @@
-// `fraud-scorer replay` arguments. Each option is described once below (flag, environment
-// variable, help); one zod schema turns the flags into ReplayOptions, whose type is the
-// schema's output, and reports every problem at once. Pure (flags and environment in, value
+// `fraud-scorer replay` arguments. Each option is described once below (a row of
+// src/ops/commandOptions.ts: flag, environment variable, help); one zod schema turns the flags
+// into ReplayOptions, whose type is the schema's output, and reports every problem at once. Pure (flags and environment in, value
 // out) so the refusals are unit-tested; the CLI builds its commander options from the table.
 import { z } from "zod";
+import { commandOptionValues, type CommandOption, type ParsedOptions } from "../ops/commandOptions.js";
 import { configKeyDefault } from "../ops/configSchema.js";
 import type { RangeBound } from "./topicRange.js";
 
-export interface ReplayOptionSetting {
-  /** Property of the parsed flags (commander's camelCase of the flag). */
-  readonly key: string;
-  /** Commander flag syntax: "--file <path>", "--no-timings". */
-  readonly flag: string;
-  /** Read when the flag is not given. */
-  readonly env?: string;
-  readonly help: string;
-}
-
-const option = (key: string, flag: string, help: string, env?: string): ReplayOptionSetting => ({
-  key,
-  flag,
-  help,
-  ...(env !== undefined ? { env } : {}),
-});
-
-export const REPLAY_OPTION_SETTINGS: readonly ReplayOptionSetting[] = [
-  option("file", "--file <path>", "delimited Protobuf transaction file (.pbd)"),
-  option("topic", "--topic <name>", "replay a range of this Kafka topic instead"),
-  option("fromTime", "--from-time <time>", "topic range start, ISO-8601 or epoch ms (inclusive)"),
-  option("toTime", "--to-time <time>", "topic range end, ISO-8601 or epoch ms (exclusive)"),
-  option("fromOffset", "--from-offset <n>", "topic range start offset (inclusive; one partition)"),
-  option("toOffset", "--to-offset <n>", "topic range end offset (exclusive; one partition)"),
-  option("partition", "--partition <list>", "partitions to read, comma-separated (default: all)"),
-  option("kafkaBrokers", "--kafka-brokers <list>", "Kafka brokers", "KAFKA_BROKERS"),
-  option(
-    "schemaRegistryUrl",
-    "--schema-registry-url <url>",
-    "registry for Confluent-framed records",
-    "SCHEMA_REGISTRY_URL",
-  ),
-  option(
-    "modelDir",
-    "--model-dir <dir>",
-    "model artifact to replay with, models/<name>/<version> (required)",
-  ),
-  option(
-    "trustedKeysDir",
-    "--trusted-keys-dir <dir>",
-    "trusted ed25519 public keys (default: models/trusted-keys)",
-  ),
-  option("provider", "--provider <name>", "ONNX execution provider: cpu, cuda or auto (default: cpu)"),
-  option("rulesFile", "--rules-file <file>", "rule set to replay with (required)"),
-  option("out", "--out <file>", "where decisions go; - for stdout (default: -)"),
-  option(
-    "format",
-    "--format <format>",
-    "ndjson or pbd (delimited Decisions); default from --out's extension",
-  ),
-  option("timings", "--no-timings", "leave out per-stage timings, so runs are byte-identical"),
-  option("batchSize", "--batch-size <n>", "transactions per scoring batch (part of what is replayed)"),
-  option("reviewThreshold", "--review-threshold <p>", "score from which a transaction goes to review"),
-  option("declineThreshold", "--decline-threshold <p>", "score from which a transaction is declined"),
-  option("explainTopFeatures", "--explain-top-features <n>", "features named in REVIEW/DECLINE reason codes"),
-  option("compareTopic", "--compare-topic <topic>", "compare with the decisions recorded in this topic"),
-  option(
-    "compareFile",
-    "--compare-file <file>",
-    "compare with recorded decisions in a file (NDJSON or .pbd)",
-  ),
-  option(
-    "compareSince",
-    "--compare-since <time>",
-    "read --compare-topic from this time on (default: the beginning)",
-  ),
-  option("diffOut", "--diff-out <file>", "write the comparison as JSON"),
-  option("examples", "--examples <n>", "examples per changed transition in the comparison (default: 3)"),
-  option("progress", "--no-progress", "no progress bar"),
+export const REPLAY_OPTION_SETTINGS: readonly CommandOption[] = [
+  { flag: "file", flagValue: "path", help: "delimited Protobuf transaction file (.pbd)" },
+  { flag: "topic", flagValue: "name", help: "replay a range of this Kafka topic instead" },
+  { flag: "from-time", flagValue: "time", help: "topic range start, ISO-8601 or epoch ms (inclusive)" },
+  { flag: "to-time", flagValue: "time", help: "topic range end, ISO-8601 or epoch ms (exclusive)" },
+  { flag: "from-offset", flagValue: "n", help: "topic range start offset (inclusive; one partition)" },
+  { flag: "to-offset", flagValue: "n", help: "topic range end offset (exclusive; one partition)" },
+  { flag: "partition", flagValue: "list", help: "partitions to read, comma-separated (default: all)" },
+  { flag: "kafka-brokers", flagValue: "list", env: "KAFKA_BROKERS", help: "Kafka brokers" },
+  {
+    flag: "schema-registry-url",
+    flagValue: "url",
+    env: "SCHEMA_REGISTRY_URL",
+    help: "registry for Confluent-framed records",
+  },
+  {
+    flag: "model-dir",
+    flagValue: "dir",
+    help: "model artifact to replay with, models/<name>/<version> (required)",
+  },
+  {
+    flag: "trusted-keys-dir",
+    flagValue: "dir",
+    help: "trusted ed25519 public keys (default: models/trusted-keys)",
+  },
+  { flag: "provider", flagValue: "name", help: "ONNX execution provider: cpu, cuda or auto (default: cpu)" },
+  { flag: "rules-file", flagValue: "file", help: "rule set to replay with (required)" },
+  { flag: "out", flagValue: "file", help: "where decisions go; - for stdout (default: -)" },
+  {
+    flag: "format",
+    flagValue: "format",
+    help: "ndjson or pbd (delimited Decisions); default from --out's extension",
+  },
+  { flag: "no-timings", help: "leave out per-stage timings, so runs are byte-identical" },
+  { flag: "batch-size", flagValue: "n", help: "transactions per scoring batch (part of what is replayed)" },
+  { flag: "review-threshold", flagValue: "p", help: "score from which a transaction goes to review" },
+  { flag: "decline-threshold", flagValue: "p", help: "score from which a transaction is declined" },
+  { flag: "explain-top-features", flagValue: "n", help: "features named in REVIEW/DECLINE reason codes" },
+  { flag: "compare-topic", flagValue: "topic", help: "compare with the decisions recorded in this topic" },
+  {
+    flag: "compare-file",
+    flagValue: "file",
+    help: "compare with recorded decisions in a file (NDJSON or .pbd)",
+  },
+  {
+    flag: "compare-since",
+    flagValue: "time",
+    help: "read --compare-topic from this time on (default: the beginning)",
+  },
+  { flag: "diff-out", flagValue: "file", help: "write the comparison as JSON" },
+  {
+    flag: "examples",
+    flagValue: "n",
+    help: "examples per changed transition in the comparison (default: 3)",
+  },
+  { flag: "no-progress", help: "no progress bar" },
 ];
 
 const EPOCH_MS_MIN = 100_000_000_000; // 1973: smaller numbers are seconds, a common slip
@@ -294,30 +282,13 @@ export type ReplayOptions = z.output<typeof replayOptionsSchema>;
 export type ReplaySourceOption = ReplayOptions["source"];
 export type CompareOption = NonNullable<ReplayOptions["compare"]>;
 
-export type ParsedReplayOptions =
-  | { readonly ok: true; readonly options: ReplayOptions }
-  | { readonly ok: false; readonly problems: readonly string[] };
-
-/** Blank flags count as not given; a flag not given falls back to its environment variable. */
-function flagsWithEnvironment(
-  flags: Record<string, unknown>,
-  env: NodeJS.ProcessEnv,
-): Record<string, unknown> {
-  const values: Record<string, unknown> = {};
-  for (const { key, env: envName } of REPLAY_OPTION_SETTINGS) {
-    const blankIsAbsent = (raw: unknown) => (typeof raw === "string" ? raw.trim() || undefined : raw);
-    const value =
-      blankIsAbsent(flags[key]) ?? (envName !== undefined ? blankIsAbsent(env[envName]) : undefined);
-    if (value !== undefined) values[key] = value;
-  }
-  return values;
-}
+export type ParsedReplayOptions = ParsedOptions<ReplayOptions>;
 
 export function parseReplayOptions(
   flags: Record<string, unknown>,
   env: NodeJS.ProcessEnv,
 ): ParsedReplayOptions {
-  const parsed = replayOptionsSchema.safeParse(flagsWithEnvironment(flags, env));
+  const parsed = replayOptionsSchema.safeParse(commandOptionValues(REPLAY_OPTION_SETTINGS, flags, env));
   return parsed.success
     ? { ok: true, options: parsed.data }
     : { ok: false, problems: parsed.error.issues.map((issue) => issue.message) };

@@ -5,9 +5,10 @@
 //   Kafka transaction that writes them). Decisions and dead letters share one producer.
 //   A shadow candidate, when there is one, scores each batch after its decisions are handed to
 //   the producer (ShadowScoring) and writes to the shadow topic through a producer of its own.
-// The model is verified and warmed, and the schemas registered, before the consumer joins.
+// The model is verified and warmed, and the schemas registered (by the caller), before the
+// consumer joins.
 import type { Logger } from "pino";
-import { SchemaRegistry, TRANSACTION_TYPE } from "../codec/schemaRegistry.js";
+import { TRANSACTION_TYPE, type ContractSchemaIds, type SchemaRegistry } from "../codec/schemaRegistry.js";
 import type { BatchPorts } from "../control/promotedPorts.js";
 import { systemClock } from "../scoring/ports.js";
 import { DeferredStateLane } from "../scoring/deferredStateLane.js";
@@ -44,11 +45,6 @@ export interface ScorerSettings {
     readonly shadowDecisionsTopic: string;
     readonly maxFrameBytes: number;
   };
-  readonly schemaRegistry: {
-    readonly url: string;
-    readonly username?: string | undefined;
-    readonly password?: string | undefined;
-  };
   readonly scoring: {
     readonly budgetMs: number;
     readonly maxBatch: number;
@@ -74,6 +70,8 @@ export interface ScorerParts {
   readonly ports: () => BatchPorts;
   /** The shadow candidate for the next batch, if one is being shadowed. */
   readonly shadow?: () => ShadowCandidate | undefined;
+  /** The contract schemas, registered before the scorer starts; the registry resolves other ids. */
+  readonly contracts: ContractSchemaIds & { readonly registry: SchemaRegistry };
   readonly metrics: ScorerMetrics;
   readonly readiness: Readiness;
   readonly logger: Logger;
@@ -95,13 +93,7 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
   const { metrics, readiness, logger } = parts;
   const { scoring } = settings;
 
-  const registry = new SchemaRegistry(settings.schemaRegistry);
-  const { transactionSchemaId, decisionSchemaId } = await registry.registerContracts({
-    transactionsTopic: settings.kafka.transactionsTopic,
-    decisionsTopic: settings.kafka.decisionsTopic,
-  });
-  readiness.set("schemasRegistered", true);
-  logger.info({ transactionSchemaId, decisionSchemaId }, "contract schemas registered");
+  const { registry, transactionSchemaId, decisionSchemaId } = parts.contracts;
 
   const { kafka: k } = settings;
   let fatal = false;

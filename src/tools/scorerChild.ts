@@ -57,7 +57,11 @@ export interface ScorerChildOptions {
 /** Milliseconds from spawn to each event of the start. */
 export interface StartTimeline {
   readonly healthListeningMs: number;
-  /** Each readiness condition /readyz reported (model verified, warm, …), when first met. */
+  /**
+   * Each readiness condition /readyz reported (model verified, warm, …), when first met: by the
+   * scorer's own clock (ms since its process started) when it says, which a poll answered late
+   * by a busy start-up would overstate; else when a poll first saw it.
+   */
   readonly conditionsMetMs: Readonly<Record<string, number>>;
   readonly readyMs: number;
 }
@@ -176,9 +180,12 @@ async function waitReady(
       const res = await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(2_000) });
       const at = since();
       healthListeningMs ??= at;
-      const { reasons = [] } = (await res.json()) as { reasons?: string[] };
+      const { reasons = [], firstMetMs = {} } = (await res.json()) as {
+        reasons?: string[];
+        firstMetMs?: Record<string, number>;
+      };
       const unmet = new Set(reasons.map((r) => r.split(":", 1)[0]!));
-      for (const name of pending) if (!unmet.has(name)) conditionsMetMs[name] ??= at;
+      for (const name of pending) if (!unmet.has(name)) conditionsMetMs[name] ??= firstMetMs[name] ?? at;
       for (const name of unmet) pending.add(name);
       if (res.status === 200)
         return { healthListeningMs, conditionsMetMs: { ...conditionsMetMs }, readyMs: at };

@@ -14,13 +14,13 @@ import { auditDecisions } from "../../chaos/decisionAudit.js";
 import { makeLocalCertificates, type LocalCertificates } from "../../chaos/localCertificates.js";
 import { auditLogs } from "../../chaos/logAudit.js";
 import { startPrivateKafka, type PrivateKafka } from "../../chaos/privateKafka.js";
-import { startPrivateRedis, type PrivateRedis } from "../../chaos/privateRedis.js";
-import { publishRecords, createRunTopics, type RunTopics } from "../../chaos/runTopics.js";
+import { startPrivateRedis, type PrivateRedis } from "../../stack/privateRedis.js";
+import { createRunTopics, type RunTopics } from "../../chaos/runTopics.js";
 import { readWholeTopic } from "../../chaos/topicReader.js";
 import { ScorerChild, scorerEnvironment } from "../../src/tools/scorerChild.js";
 import { committedModelDir } from "../support/committedModel.js";
 import { testEndpoints } from "./endpoints.js";
-import { delimitedRecord, makeTransactions } from "./support/transactionTraffic.js";
+import { makeTransactions, publishAndAwaitDecisions } from "./support/transactionTraffic.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const endpoints = testEndpoints();
@@ -125,18 +125,8 @@ describe("security", () => {
     const logFile = join(mkdtempSync(join(tmpdir(), "chaos-security-log-")), "scorer.log");
 
     const scorer = await ScorerChild.start({ root, env: secureEnv(), logFile });
-    // Sent once the scorer is ready: records older than the budget would be decided by the rules.
-    await publishRecords(
-      kafka.internalBrokers,
-      txs.map((tx) => ({ topic: topics.transactions, key: tx.cardId, value: delimitedRecord(tx) })),
-    );
     try {
-      const deadline = Date.now() + 120_000;
-      let decided = 0;
-      while (decided < txs.length && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 1_000));
-        decided = (await readWholeTopic(kafka.internalBrokers, topics.decisions, { idleMs: 1_000 })).length;
-      }
+      await publishAndAwaitDecisions(kafka.internalBrokers, topics, txs, { timeoutMs: 120_000 });
     } finally {
       await scorer.stop();
     }

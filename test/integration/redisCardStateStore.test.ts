@@ -10,7 +10,7 @@ import {
 import { clusterSlot, type RedisClient } from "../../src/state/redisRoundTrip.js";
 import { DAY_MS, HOUR_MS } from "../../src/features/cardState.js";
 import type { CardStateWrite, DeviceTouch, HistoryEntry } from "../../src/scoring/ports.js";
-import { startThrowawayCluster, startThrowawayRedis } from "./support/throwawayRedis.js";
+import { startPrivateRedis, startPrivateRedisCluster } from "../../stack/privateRedis.js";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const HMAC_KEY = randomBytes(32);
@@ -388,7 +388,7 @@ describe("RedisCardStateStore against Redis", () => {
 
 describe("RedisCardStateStore when Redis misbehaves", () => {
   it("a Redis outage rejects instead of reading as absent state", async () => {
-    const server = await startThrowawayRedis();
+    const server = await startPrivateRedis();
     const redis = new Redis(server.port, "127.0.0.1", {
       maxRetriesPerRequest: 0,
       enableOfflineQueue: false,
@@ -417,7 +417,7 @@ describe("RedisCardStateStore when Redis misbehaves", () => {
   });
 
   it("writes still apply after Redis loses its scripts", async () => {
-    const server = await startThrowawayRedis();
+    const server = await startPrivateRedis();
     const redis = new Redis(server.port, "127.0.0.1");
     try {
       const store = throwawayStore(redis);
@@ -442,7 +442,7 @@ describe("RedisCardStateStore on a Redis Cluster", () => {
   let stopCluster: () => Promise<void>;
 
   beforeAll(async () => {
-    const started = await startThrowawayCluster();
+    const started = await startPrivateRedisCluster();
     stopCluster = started.stop;
     cluster = new Cluster(started.ports.map((port) => ({ host: "127.0.0.1", port })));
     await new Promise<void>((resolve, reject) => {

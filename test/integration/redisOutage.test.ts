@@ -28,7 +28,7 @@ import {
 import { ScoringQueue } from "../../src/stream/scoringQueue.js";
 import { simulatedTraffic } from "../../src/tools/traffic/trafficSource.js";
 import { committedModelDir } from "../support/committedModel.js";
-import { startThrowawayRedis, type ThrowawayRedis } from "./support/throwawayRedis.js";
+import { startPrivateRedis } from "../../stack/privateRedis.js";
 
 const RATE = 200; // tx/s
 const BEFORE_S = 3;
@@ -57,7 +57,7 @@ afterAll(async () => {
 
 describe("a Redis outage under steady traffic", () => {
   it("decides every transaction inside the budget with the outage's cause, and the model is back within 2 s of Redis answering", async () => {
-    let server: ThrowawayRedis = await startThrowawayRedis();
+    const server = await startPrivateRedis();
     const port = server.port;
     // The client as `serve` configures it: no offline queue (fail fast while disconnected).
     const redis = new Redis(port, "127.0.0.1", {
@@ -124,10 +124,10 @@ describe("a Redis outage under steady traffic", () => {
       let sent = 0;
       const outage = (async () => {
         await sleep(BEFORE_S * 1000);
-        await server.stop();
+        await server.kill();
         stoppedAtMs = Date.now();
         await sleep(OUTAGE_S * 1000);
-        server = await startThrowawayRedis({ port });
+        await server.restart();
         restartedAtMs = Date.now(); // it answers PING from here on
       })();
       while (sent < total) {

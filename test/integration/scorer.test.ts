@@ -21,7 +21,7 @@ import { createTestTopics, testKafka, type TestTopics } from "./support/kafkaTes
 import { committedModelVersion } from "../support/committedModel.js";
 import { ScorerChild } from "../../src/tools/scorerChild.js";
 import { scorerEnv as scorerEnvFor } from "./support/scorerEnv.js";
-import { startThrowawayRedis } from "./support/throwawayRedis.js";
+import { startPrivateRedis } from "../../stack/privateRedis.js";
 import { delimitedRecord, makeTransactions, produceTransactions } from "./support/transactionTraffic.js";
 
 const endpoints = testEndpoints();
@@ -137,7 +137,7 @@ describe("fraud-scorer serve on the real stack", () => {
 
   it("keeps deciding by rules inside the budget while Redis is down, and returns to the model when it is back", async () => {
     const topics = await createTestTopics(endpoints.kafkaBrokers, "redisdown");
-    let redis = await startThrowawayRedis();
+    const redis = await startPrivateRedis();
     const redisPort = redis.port;
     const phase = (name: string, n: number) => makeTransactions(n, { cards: 30, prefix: `rd-${name}` });
     const [before, during, after] = [phase("a", 150), phase("b", 150), phase("c", 150)];
@@ -156,7 +156,7 @@ describe("fraud-scorer serve on the real stack", () => {
           // the machine is: late ones are the rules', by design).
           expect(before.some((t) => byId().get(t.transactionId)?.fallback === false)).toBe(true);
 
-          await redis.stop();
+          await redis.kill();
           await produceTransactions(producer, topics.transactions, during, 10);
           await decisions.waitForDistinct(301, 60_000);
           const degraded = during.map((t) => byId().get(t.transactionId)!);
@@ -178,7 +178,7 @@ describe("fraud-scorer serve on the real stack", () => {
           expect(Math.max(...inScorerUs)).toBeLessThan(200_000);
           expect(degraded.every((d) => (d.timings?.stateReadUs ?? Infinity) < 50_000)).toBe(true);
 
-          redis = await startThrowawayRedis({ port: redisPort });
+          await redis.restart();
           await sleep(6_000); // breakers' reset timeout (5 s)
           await produceTransactions(producer, topics.transactions, after, 10);
           await decisions.waitForDistinct(451, 60_000);

@@ -9,25 +9,25 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auditDecisions } from "../../chaos/decisionAudit.js";
 import { parseConfluentFrame } from "../../src/codec/confluent.js";
 import { decodeDecisionPayload, FallbackCause } from "../../src/codec/messages.js";
-import { publishRecords, createRunTopics, deleteRunTopics, type RunTopics } from "../../chaos/runTopics.js";
+import { createRunTopics, deleteRunTopics, type RunTopics } from "../../chaos/runTopics.js";
 import { readWholeTopic } from "../../chaos/topicReader.js";
 import { ScorerChild, scorerEnvironment } from "../../src/tools/scorerChild.js";
 import { committedModelDir } from "../support/committedModel.js";
 import { testEndpoints } from "./endpoints.js";
-import { startThrowawayCluster, type ThrowawayCluster } from "./support/throwawayRedis.js";
-import { delimitedRecord, makeTransactions } from "./support/transactionTraffic.js";
+import { startPrivateRedisCluster, type PrivateRedisCluster } from "../../stack/privateRedis.js";
+import { makeTransactions, publishAndAwaitDecisions } from "./support/transactionTraffic.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const endpoints = testEndpoints();
 const TRANSACTIONS = 300;
 const CARDS = 60;
 
-let cluster: ThrowawayCluster;
+let cluster: PrivateRedisCluster;
 let topics: RunTopics;
 
 beforeAll(async () => {
   [cluster, topics] = await Promise.all([
-    startThrowawayCluster(),
+    startPrivateRedisCluster(),
     createRunTopics(endpoints.kafkaBrokers, "rcluster", { partitions: 2 }),
   ]);
 }, 120_000);
@@ -84,17 +84,7 @@ describe("serve on a Redis Cluster", () => {
     });
     const txs = makeTransactions(TRANSACTIONS, { cards: CARDS, prefix: "rcl" });
     try {
-      // Sent once the scorer is ready: records older than the budget would be decided by the rules.
-      await publishRecords(
-        endpoints.kafkaBrokers,
-        txs.map((tx) => ({ topic: topics.transactions, key: tx.cardId, value: delimitedRecord(tx) })),
-      );
-      const deadline = Date.now() + 60_000;
-      let decided = 0;
-      while (decided < TRANSACTIONS && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 1_000));
-        decided = (await readWholeTopic(endpoints.kafkaBrokers, topics.decisions, { idleMs: 500 })).length;
-      }
+      await publishAndAwaitDecisions(endpoints.kafkaBrokers, topics, txs, { idleMs: 500 });
     } finally {
       await scorer.stop();
     }

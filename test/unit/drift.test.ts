@@ -94,7 +94,7 @@ beforeAll(async () => {
     port: 0,
     host: "127.0.0.1",
     metrics: { contentType: registry.contentType, metricsText: () => registry.metrics() },
-    readiness: () => ({ ready: true, reasons: [] }),
+    readiness: () => ({ ready: true, reasons: [], firstMetMs: {} }),
     drift: () => metrics.latest(),
   });
   shiftedMetricsText = await (await fetch(`http://127.0.0.1:${health.port}/metrics`)).text();

@@ -44,7 +44,7 @@ export const coldStartReport: SectionRenderer<ColdStartResult> = {
 
   chapter: (k, chart) => [
     `\`serve\` spawned with new topics and group, /readyz polled every 20 ms; then ${k.transactions} transactions at ` +
-      `${k.ratePerSecond} tx/s. Without warm-up = \`MODEL_WARM_UP=false\`. Milliseconds from spawn; medians in the summary.`,
+      `${k.ratePerSecond} tx/s. Without warm-up = \`MODEL_WARM_UP=false\`. Milliseconds from spawn (health up, ready: as polled) or from the process start by the scorer's own clock (each condition, which a poll answered late by a busy start-up would overstate); medians in the summary.`,
     "",
     table(
       [

@@ -1,5 +1,8 @@
 // Deterministic test traffic: `count` transactions over `cards` cards, each card's
 // transactions in time order, produced one per record keyed by card id (delimited framing).
+import { setTimeout as sleep } from "node:timers/promises";
+import { chaosPort } from "../../../chaos/runTopics.js";
+import { readWholeTopic } from "../../../chaos/topicReader.js";
 import type { RecordSink } from "../../../src/stream/kafkaPort.js";
 import { joinDelimitedFrames } from "../../../src/codec/delimited.js";
 import { Channel, encodeTransactionPayload, Transaction } from "../../../src/codec/messages.js";
@@ -46,5 +49,30 @@ export async function produceTransactions(
     await producer.publish(
       txs.slice(i, i + chunk).map((tx) => ({ topic, key: tx.cardId, value: delimitedRecord(tx) })),
     );
+  }
+}
+
+/**
+ * Publishes the transactions, then waits until the decisions topic holds one record per
+ * transaction or `timeoutMs` pass (the caller's audit says what is missing). Call it once the
+ * scorer is ready: records older than the budget would be decided by the rules.
+ */
+export async function publishAndAwaitDecisions(
+  brokers: string,
+  topics: { readonly transactions: string; readonly decisions: string },
+  txs: readonly Transaction[],
+  { timeoutMs = 60_000, idleMs = 1_000 } = {},
+): Promise<void> {
+  const sink = chaosPort(brokers).sink();
+  try {
+    await produceTransactions(sink, topics.transactions, txs);
+  } finally {
+    await sink.close();
+  }
+  const deadline = Date.now() + timeoutMs;
+  let decided = 0;
+  while (decided < txs.length && Date.now() < deadline) {
+    await sleep(1_000);
+    decided = (await readWholeTopic(brokers, topics.decisions, { idleMs })).length;
   }
 }

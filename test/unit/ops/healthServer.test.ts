@@ -39,7 +39,7 @@ describe("health server", () => {
 
     const notReady = await fetch(url("/readyz"));
     expect(notReady.status).toBe(503);
-    expect(await notReady.json()).toEqual({
+    expect(await notReady.json()).toMatchObject({
       ready: false,
       reasons: [
         "modelWarm: not yet",
@@ -51,7 +51,15 @@ describe("health server", () => {
     for (const condition of SCORER_READINESS_CONDITIONS) readiness.set(condition, true);
     const ready = await fetch(url("/readyz"));
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ ready: true, reasons: [] });
+    const readyBody = (await ready.json()) as { ready: boolean; reasons: string[]; firstMetMs: object };
+    expect(readyBody).toMatchObject({ ready: true, reasons: [] });
+    // By the process's own clock, each condition once, in the order they first held.
+    const firstMet = Object.entries(readyBody.firstMetMs);
+    expect(firstMet.map(([name]) => name)).toEqual([
+      "modelVerified",
+      ...SCORER_READINESS_CONDITIONS.filter((c) => c !== "modelVerified"),
+    ]);
+    expect(firstMet.every(([, ms]) => ms > 0 && ms <= performance.now())).toBe(true);
 
     readiness.set("groupJoined", false, "rebalancing");
     expect((await fetch(url("/readyz"))).status).toBe(503);
@@ -87,7 +95,7 @@ describe("health server", () => {
         port: server!.port,
         host: "127.0.0.1",
         metrics,
-        readiness: () => ({ ready: true, reasons: [] }),
+        readiness: () => ({ ready: true, reasons: [], firstMetMs: {} }),
       }),
     ).rejects.toThrow(/EADDRINUSE/);
   });

@@ -1,5 +1,6 @@
-// redis-server child processes of the suite's own, on spare ports: a scenario that kills Redis,
-// or needs a Cluster, never touches the shared server on 6379.
+// redis-server child processes of a test's or a chaos scenario's own, on spare ports: whatever
+// stops Redis, flushes its scripts, locks it behind TLS or a password, or needs a Cluster,
+// never does it to the shared server on 6379.
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -67,7 +68,7 @@ export interface PrivateRedisOptions {
 }
 
 export async function startPrivateRedis(o: PrivateRedisOptions = {}): Promise<PrivateRedis> {
-  const dir = await mkdtemp(join(tmpdir(), "chaos-redis-"));
+  const dir = await mkdtemp(join(tmpdir(), "private-redis-"));
   const port = await freePort();
   const extra = [
     ...(o.tls
@@ -144,7 +145,7 @@ async function freeClusterPort(): Promise<number> {
 
 /** Three masters, no replicas, every slot assigned (`redis-cli --cluster create`). */
 export async function startPrivateRedisCluster(): Promise<PrivateRedisCluster> {
-  const dir = await mkdtemp(join(tmpdir(), "chaos-redis-cluster-"));
+  const dir = await mkdtemp(join(tmpdir(), "private-redis-cluster-"));
   const ports: number[] = [];
   const children: ChildProcess[] = [];
   const stop = async () => {
