@@ -12,16 +12,10 @@ import type {
   WriteOutcome,
 } from "./cardStatePort.js";
 import { decodeHistoryEntry, encodeHistoryEntry } from "./cardHistoryCodec.js";
-import { DEFAULT_DEVICE_WINDOW_MS, deviceWindowBucket } from "./deviceWindowBuckets.js";
+import { deviceWindowBucket } from "./deviceWindowBuckets.js";
+import { cardHistoryOptions, type CardHistoryOptions } from "./cardStateStoreOptions.js";
 
-export interface MemoryCardStateStoreOptions {
-  /** History entries kept per card. */
-  readonly historyLength?: number;
-  /** Width of a device fan-out bucket; the fan-out counts this bucket and the previous one. */
-  readonly deviceWindowMs?: number;
-}
-
-const DEFAULT_HISTORY_LENGTH = 32;
+export type MemoryCardStateStoreOptions = CardHistoryOptions;
 
 export class MemoryCardStateStore implements CardStateStore {
   readonly #historyLength: number;
@@ -31,16 +25,8 @@ export class MemoryCardStateStore implements CardStateStore {
   /** bucket → device → cards; only the current and previous bucket are kept. */
   readonly #deviceBuckets = new Map<number, Map<string, Set<string>>>();
 
-  constructor({
-    historyLength = DEFAULT_HISTORY_LENGTH,
-    deviceWindowMs = DEFAULT_DEVICE_WINDOW_MS,
-  }: MemoryCardStateStoreOptions = {}) {
-    if (!Number.isSafeInteger(historyLength) || historyLength <= 0) {
-      throw new RangeError(`historyLength must be a positive integer`);
-    }
-    if (!Number.isSafeInteger(deviceWindowMs) || deviceWindowMs <= 0) {
-      throw new RangeError(`deviceWindowMs must be a positive integer`);
-    }
+  constructor(options: MemoryCardStateStoreOptions = {}) {
+    const { historyLength, deviceWindowMs } = cardHistoryOptions(options);
     this.#historyLength = historyLength;
     this.#deviceWindowMs = deviceWindowMs;
   }

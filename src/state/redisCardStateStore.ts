@@ -36,7 +36,8 @@ import type {
 } from "../features/cardStatePort.js";
 import { DAY_MS, HOUR_MS } from "../features/cardState.js";
 import { decodeHistoryEntry, encodeHistoryEntry } from "../features/cardHistoryCodec.js";
-import { DEFAULT_DEVICE_WINDOW_MS, deviceWindowBucket } from "../features/deviceWindowBuckets.js";
+import { deviceWindowBucket } from "../features/deviceWindowBuckets.js";
+import { cardHistoryOptions, type CardHistoryOptions } from "../features/cardStateStoreOptions.js";
 import { PACKED_ARGS_LUA, PackedScriptArgs } from "./packedScriptArgs.js";
 import {
   groupByNode,
@@ -47,7 +48,7 @@ import {
   type RedisClient,
 } from "./redisRoundTrip.js";
 
-export interface RedisCardStateStoreOptions {
+export interface RedisCardStateStoreOptions extends CardHistoryOptions {
   readonly redis: RedisClient;
   /** Prefix of every key, e.g. "fs". */
   readonly namespace: string;
@@ -57,10 +58,6 @@ export interface RedisCardStateStoreOptions {
   readonly hmacKey: Buffer;
   /** Lifetime of a card's state and history after its last write. */
   readonly ttlMs?: number;
-  /** History entries kept per card. */
-  readonly historyLength?: number;
-  /** Width of a device fan-out bucket; the fan-out counts this bucket and the previous one. */
-  readonly deviceWindowMs?: number;
 }
 
 /** Monotonic counters for metrics. Every card looked up is one read: a hit, a miss or tampered. */
@@ -95,7 +92,6 @@ export class CardStateStoreError extends Error {
 const MAC_BYTES = 32;
 const MIN_HMAC_KEY_BYTES = 32;
 const DEFAULT_TTL_MS = 30 * DAY_MS;
-const DEFAULT_HISTORY_LENGTH = 32;
 /** A device bucket outlives the window it can be counted in by this, for clock skew. */
 const DEVICE_BUCKET_SLACK_MS = HOUR_MS;
 /** Names and versions go into keys verbatim: no separators or hash-tag braces. */
@@ -225,16 +221,9 @@ export class RedisCardStateStore implements CardStateStore {
     appliedWrites: 0,
   };
 
-  constructor({
-    redis,
-    namespace,
-    modelVersion,
-    featureSchemaVersion,
-    hmacKey,
-    ttlMs = DEFAULT_TTL_MS,
-    historyLength = DEFAULT_HISTORY_LENGTH,
-    deviceWindowMs = DEFAULT_DEVICE_WINDOW_MS,
-  }: RedisCardStateStoreOptions) {
+  constructor(options: RedisCardStateStoreOptions) {
+    const { redis, namespace, modelVersion, featureSchemaVersion, hmacKey, ttlMs = DEFAULT_TTL_MS } = options;
+    const { historyLength, deviceWindowMs } = cardHistoryOptions(options);
     for (const [name, part] of Object.entries({ namespace, modelVersion, featureSchemaVersion })) {
       if (!isKeySafe(part))
         throw new RangeError(`${name} ${JSON.stringify(part)} must match [A-Za-z0-9._-]+`);
@@ -243,12 +232,6 @@ export class RedisCardStateStore implements CardStateStore {
       throw new RangeError(`hmacKey must be at least ${MIN_HMAC_KEY_BYTES} bytes, got ${hmacKey.length}`);
     }
     if (!Number.isSafeInteger(ttlMs) || ttlMs <= 0) throw new RangeError(`ttlMs must be a positive integer`);
-    if (!Number.isSafeInteger(historyLength) || historyLength <= 0) {
-      throw new RangeError(`historyLength must be a positive integer`);
-    }
-    if (!Number.isSafeInteger(deviceWindowMs) || deviceWindowMs <= 0) {
-      throw new RangeError(`deviceWindowMs must be a positive integer`);
-    }
     this.#redis = redis;
     this.#namespace = namespace;
     this.#statePrefix = `${namespace}:state:${featureSchemaVersion}:${modelVersion}:`;
