@@ -106,7 +106,19 @@ export interface OutgoingRecord {
   readonly timestampMs?: number | undefined;
 }
 
-/** Idempotent, acks=all. `publish` resolves when the broker has acknowledged every record. */
+export interface SinkOptions {
+  /**
+   * How long a publish keeps retrying while its broker is away (down, restarting, leader moving)
+   * before it fails; the client's few-second default when absent. A load generator standing in
+   * for a payment gateway sets it long: a gateway buffers and retries rather than drop payments.
+   */
+  readonly retryForMs?: number | undefined;
+}
+
+/**
+ * Idempotent, acks=all. `publish` resolves when the broker has acknowledged every record;
+ * publishes made while one is in flight leave together in the next request, in order.
+ */
 export interface RecordSink {
   publish(records: readonly OutgoingRecord[]): Promise<void>;
   close(): Promise<void>;
@@ -170,7 +182,7 @@ export interface TopicAdmin {
 export interface KafkaPort {
   groupSource(options: GroupSourceOptions): RecordSource;
   topicReader(options: TopicReadOptions): RecordSource;
-  sink(): RecordSink;
+  sink(options?: SinkOptions): RecordSink;
   transactionalSink(options: TransactionalSinkOptions): TransactionalSink;
   admin(): TopicAdmin;
 }

@@ -16,9 +16,11 @@ import {
   type SinkTransaction,
   type TransactionalSink,
 } from "../kafkaPort.js";
+import { CoalescingSend } from "./coalescingSend.js";
 import { lastMessageOf, type PlatformaticSource } from "./platformaticSource.js";
 
 type BufferProducer = Producer<Buffer, Buffer, Buffer, Buffer>;
+type BufferMessage = MessageToProduce<Buffer, Buffer, Buffer, Buffer>;
 type Transaction = NonNullable<BufferProducer["transaction"]>;
 
 function toMessage(r: OutgoingRecord): MessageToProduce<Buffer, Buffer, Buffer, Buffer> {
@@ -47,15 +49,21 @@ export function producerOptions(base: ProducerOptions<Buffer, Buffer, Buffer, Bu
 
 export class PlatformaticSink implements RecordSink {
   readonly #producer: BufferProducer;
+  readonly #requests: CoalescingSend<BufferMessage>;
 
   constructor(producer: BufferProducer) {
     this.#producer = producer;
+    this.#requests = new CoalescingSend({
+      send: async (messages) => {
+        await producer.send({ messages });
+      },
+    });
   }
 
   async publish(records: readonly OutgoingRecord[]): Promise<void> {
     if (records.length === 0) return;
     try {
-      await this.#producer.send({ messages: records.map(toMessage) });
+      await this.#requests.publish(records.map(toMessage));
     } catch (cause) {
       throw new KafkaPortError("publish_failed", `could not publish ${records.length} records`, { cause });
     }
