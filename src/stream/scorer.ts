@@ -133,7 +133,7 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
         port.transactionalSink({ source, transactionalId: transactionalIdOf(k.groupId, k.groupInstanceId) }),
       )
     : undefined;
-  const sink: RecordSink | undefined = transactions ? undefined : port.sink();
+  const sink: RecordSink | undefined = transactions ? undefined : port.sink({ retryForMs: PUBLISH_RETRY_MS });
   const publish = (records: readonly OutgoingRecord[]) => (transactions ?? sink!).publish(records);
   const decisions = new DecisionProducer({ publish, topic: k.decisionsTopic, decisionSchemaId });
   const deadLetters = new DeadLetterPublisher({ publish, topic: k.dlqTopic });
@@ -243,6 +243,13 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
     },
   };
 }
+
+/**
+ * How long a decision publish waits out a broker that is away before the process stops. A
+ * single broker's restart takes 5–20 s on a loaded machine; with the client's own second or so,
+ * every restart became a scorer crash, a restart and a replay (the broker-restart scenario).
+ */
+const PUBLISH_RETRY_MS = 30_000;
 
 /** The adapter names what failed (wrong password, untrusted certificate, lost brokers …). */
 const consumerFailure = (err: unknown) =>

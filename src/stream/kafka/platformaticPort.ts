@@ -69,6 +69,7 @@ export function createPlatformaticPort(settings: KafkaConnectionSettings): Kafka
         consumer,
         consume,
         commits: true,
+        holdDuringRebalance: protocol === "classic",
         errorContext: { settings, groupId: options.groupId, groupInstanceId: options.groupInstanceId },
         onEvent: options.onEvent,
         lag:
