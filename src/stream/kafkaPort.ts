@@ -67,6 +67,11 @@ export interface GroupSourceOptions {
   readonly groupProtocol?: GroupProtocol | undefined;
   /** Classic protocol only; with "consumer" the broker's group.consumer.session.timeout.ms rules. */
   readonly sessionTimeoutMs?: number | undefined;
+  /**
+   * How long fetches and group calls keep retrying while a broker is away before the source
+   * crashes; the client's few-second default when absent.
+   */
+  readonly retryForMs?: number | undefined;
   /** Where a partition without a committed offset starts. */
   readonly startWithoutCommit?: "earliest" | "latest" | undefined;
   readonly isolation?: IsolationLevel | undefined;

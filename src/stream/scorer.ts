@@ -120,6 +120,7 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
     groupInstanceId: k.groupInstanceId,
     groupProtocol: k.groupProtocol,
     sessionTimeoutMs: k.sessionTimeoutMs,
+    retryForMs: BROKER_AWAY_MS,
     // Exactly-once: only what committed transactions wrote upstream counts as input.
     isolation: k.exactlyOnce ? "read_committed" : "read_uncommitted",
     onEvent: onSourceEvent,
@@ -133,7 +134,7 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
         port.transactionalSink({ source, transactionalId: transactionalIdOf(k.groupId, k.groupInstanceId) }),
       )
     : undefined;
-  const sink: RecordSink | undefined = transactions ? undefined : port.sink({ retryForMs: PUBLISH_RETRY_MS });
+  const sink: RecordSink | undefined = transactions ? undefined : port.sink({ retryForMs: BROKER_AWAY_MS });
   const publish = (records: readonly OutgoingRecord[]) => (transactions ?? sink!).publish(records);
   const decisions = new DecisionProducer({ publish, topic: k.decisionsTopic, decisionSchemaId });
   const deadLetters = new DeadLetterPublisher({ publish, topic: k.dlqTopic });
@@ -245,11 +246,12 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
 }
 
 /**
- * How long a decision publish waits out a broker that is away before the process stops. A
- * single broker's restart takes 5–20 s on a loaded machine; with the client's own second or so,
- * every restart became a scorer crash, a restart and a replay (the broker-restart scenario).
+ * How long fetches and decision publishes wait out a broker that is away before the process
+ * stops (and is restarted). A single broker's restart takes 5–20 s on a loaded machine; with the
+ * client's own second or so, every restart became a scorer crash, a restart and a replay (the
+ * broker-restart scenario).
  */
-const PUBLISH_RETRY_MS = 30_000;
+const BROKER_AWAY_MS = 30_000;
 
 /** The adapter names what failed (wrong password, untrusted certificate, lost brokers …). */
 const consumerFailure = (err: unknown) =>

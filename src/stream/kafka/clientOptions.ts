@@ -62,3 +62,9 @@ export function baseClientOptions(
     };
   return options;
 }
+
+/** Retries enough, RETRY_DELAY_MS apart, to go on for at least `retryForMs` (never fewer than the default). */
+export function retryingFor(options: BaseOptions, retryForMs: number | undefined): BaseOptions {
+  if (retryForMs === undefined) return options;
+  return { ...options, retries: Math.max(RETRIES, Math.ceil(retryForMs / RETRY_DELAY_MS)) };
+}

@@ -15,7 +15,7 @@ import type {
   TransactionalSinkOptions,
 } from "../kafkaPort.js";
 import { KafkaPortError } from "../kafkaPort.js";
-import { baseClientOptions, RETRY_DELAY_MS, type KafkaConnectionSettings } from "./clientOptions.js";
+import { baseClientOptions, retryingFor, type KafkaConnectionSettings } from "./clientOptions.js";
 import { nonRetriableClientError } from "./clientErrorKind.js";
 import { PlatformaticAdmin, translatingAdminErrors } from "./platformaticAdmin.js";
 import { PlatformaticSink, PlatformaticTransactionalSink, producerOptions } from "./platformaticSink.js";
@@ -51,7 +51,7 @@ export function createPlatformaticPort(settings: KafkaConnectionSettings): Kafka
                 : {}),
             };
       const consumer = new Consumer<Buffer, Buffer, Buffer, Buffer>({
-        ...baseClientOptions(settings, "consumer"),
+        ...retryingFor(baseClientOptions(settings, "consumer"), options.retryForMs),
         groupId: options.groupId,
         ...(options.groupInstanceId !== undefined ? { groupInstanceId: options.groupInstanceId } : {}),
         ...group,
@@ -113,11 +113,9 @@ export function createPlatformaticPort(settings: KafkaConnectionSettings): Kafka
     },
 
     sink(options: SinkOptions = {}): RecordSink {
-      const base = baseClientOptions(settings, "producer");
       // The producer retries a request with the same sequence numbers, so the broker drops
       // whatever of it had already landed: a long retry window adds no duplicates.
-      if (options.retryForMs !== undefined)
-        base.retries = Math.max(Number(base.retries), Math.ceil(options.retryForMs / RETRY_DELAY_MS));
+      const base = retryingFor(baseClientOptions(settings, "producer"), options.retryForMs);
       return new PlatformaticSink(new Producer(producerOptions(base)));
     },
 
