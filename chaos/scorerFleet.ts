@@ -81,7 +81,13 @@ export class ScorerFleet {
           // Like an orchestrator's restart policy: a start that fails (Kafka still coming back)
           // is tried again, with a growing pause, rather than leaving the instance down for good.
           for (let pauseMs = 1_000; !stopped; pauseMs = Math.min(pauseMs * 2, 10_000)) {
-            if (await this.start(name).then(() => true, () => false)) break;
+            if (
+              await this.start(name).then(
+                () => true,
+                () => false,
+              )
+            )
+              break;
             await sleep(pauseMs);
           }
         }

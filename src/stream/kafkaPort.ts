@@ -100,6 +100,8 @@ export interface TopicReadOptions {
   readonly isolation?: IsolationLevel | undefined;
   readonly maxWaitMs?: number | undefined;
   readonly onEvent?: ((event: SourceEvent) => void) | undefined;
+  /** As GroupSourceOptions.retryForMs. */
+  readonly retryForMs?: number | undefined;
 }
 
 export interface OutgoingRecord {
@@ -110,6 +112,15 @@ export interface OutgoingRecord {
   readonly partition?: number | undefined;
   readonly timestampMs?: number | undefined;
 }
+
+/**
+ * How long the scorer's clients (fetches, group calls, publishes, the control follower) wait out
+ * a broker that is away before they fail and the process stops (to be restarted). A single
+ * broker's restart takes 5–20 s on a loaded machine; with the client's own second or so, every
+ * restart became a scorer crash, a restart and a replay (the broker-restart scenario), and the
+ * control follower stopped for good.
+ */
+export const BROKER_AWAY_MS = 30_000;
 
 export interface SinkOptions {
   /**

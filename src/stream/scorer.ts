@@ -20,7 +20,13 @@ import {
 import { DeadLetterPublisher } from "./deadLetter.js";
 import { DecisionProducer } from "./decisionProducer.js";
 import { createKafkaPort, type KafkaConnectionSettings } from "./kafka/index.js";
-import { KafkaPortError, type OutgoingRecord, type RecordSink, type SourceEvent } from "./kafkaPort.js";
+import {
+  BROKER_AWAY_MS,
+  KafkaPortError,
+  type OutgoingRecord,
+  type RecordSink,
+  type SourceEvent,
+} from "./kafkaPort.js";
 import { ScoringQueue } from "./scoringQueue.js";
 import { TransactionConsumer } from "./transactionConsumer.js";
 import { TransactionScope } from "./transactionScope.js";
@@ -199,6 +205,10 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
 
   const queue = new ScoringQueue({
     maxBatch: scoring.maxBatch,
+    // Publishes in flight leave together in the sink's next produce request, so more of them
+    // cost no more requests: the bound is memory. At 4, a 1 s round trip (slow-kafka-500ms)
+    // capped decisions at 4 batches a second.
+    maxInFlightPublishes: 32,
     onBatch: (size) => metrics.observeBatchSize(size),
     score: (items) => scoreBatch(items, { ...context, ...parts.ports() }),
     publish: async (batch) => {
@@ -244,14 +254,6 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
     },
   };
 }
-
-/**
- * How long fetches and decision publishes wait out a broker that is away before the process
- * stops (and is restarted). A single broker's restart takes 5–20 s on a loaded machine; with the
- * client's own second or so, every restart became a scorer crash, a restart and a replay (the
- * broker-restart scenario).
- */
-const BROKER_AWAY_MS = 30_000;
 
 /** The adapter names what failed (wrong password, untrusted certificate, lost brokers …). */
 const consumerFailure = (err: unknown) =>

@@ -27,7 +27,10 @@ describe("publishes made while a request is in flight leave together", () => {
     await a;
     expect(acked).toEqual(["a"]);
     await tick();
-    expect(requests.map((r) => r.messages)).toEqual([[1, 2], [3, 4, 5]]);
+    expect(requests.map((r) => r.messages)).toEqual([
+      [1, 2],
+      [3, 4, 5],
+    ]);
     requests[1]!.settle();
     await Promise.all([b, c]);
     expect(acked).toEqual(["a", "b", "c"]);

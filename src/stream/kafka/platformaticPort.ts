@@ -82,7 +82,7 @@ export function createPlatformaticPort(settings: KafkaConnectionSettings): Kafka
     topicReader(options: TopicReadOptions): RecordSource {
       // A group of its own that never commits: reading must not move anyone's offsets.
       const consumer = new Consumer<Buffer, Buffer, Buffer, Buffer>({
-        ...baseClientOptions(settings, "reader"),
+        ...retryingFor(baseClientOptions(settings, "reader"), options.retryForMs),
         groupId: `fraud-scorer-reader-${randomUUID()}`,
       });
       const base = {
