@@ -9,7 +9,7 @@ import {
   type ControlKey,
   type ControlRecord,
 } from "../control/controlRecord.js";
-import { BROKER_AWAY_MS, type ConsumedRecord, type KafkaPort, type TopicSpec } from "./kafkaPort.js";
+import type { ConsumedRecord, KafkaPort, TopicSpec } from "./kafkaPort.js";
 
 export const controlTopicSpec = (topic: string): TopicSpec => ({
   topic,
@@ -81,7 +81,6 @@ export class KafkaControlChannel implements ControlChannel {
       topic: this.#topic,
       from: "earliest",
       maxWaitMs: 500,
-      retryForMs: BROKER_AWAY_MS,
       onEvent: (event) => {
         if (event.type === "crashed") this.#onFollowCrashed(event.error);
       },

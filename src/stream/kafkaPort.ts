@@ -67,11 +67,6 @@ export interface GroupSourceOptions {
   readonly groupProtocol?: GroupProtocol | undefined;
   /** Classic protocol only; with "consumer" the broker's group.consumer.session.timeout.ms rules. */
   readonly sessionTimeoutMs?: number | undefined;
-  /**
-   * How long fetches and group calls keep retrying while a broker is away before the source
-   * crashes; the client's few-second default when absent.
-   */
-  readonly retryForMs?: number | undefined;
   /** Where a partition without a committed offset starts. */
   readonly startWithoutCommit?: "earliest" | "latest" | undefined;
   readonly isolation?: IsolationLevel | undefined;
@@ -100,8 +95,6 @@ export interface TopicReadOptions {
   readonly isolation?: IsolationLevel | undefined;
   readonly maxWaitMs?: number | undefined;
   readonly onEvent?: ((event: SourceEvent) => void) | undefined;
-  /** As GroupSourceOptions.retryForMs. */
-  readonly retryForMs?: number | undefined;
 }
 
 export interface OutgoingRecord {
@@ -114,11 +107,12 @@ export interface OutgoingRecord {
 }
 
 /**
- * How long the scorer's clients (fetches, group calls, publishes, the control follower) wait out
- * a broker that is away before they fail and the process stops (to be restarted). A single
- * broker's restart takes 5–20 s on a loaded machine; with the client's own second or so, every
- * restart became a scorer crash, a restart and a replay (the broker-restart scenario), and the
- * control follower stopped for good.
+ * How long the scorer's decision publishes wait out a broker that is away before the process
+ * stops (to be restarted). A single broker's restart takes 5–20 s on a loaded machine; with the
+ * client's own second or so, every restart failed a publish, and a failed publish stops the
+ * process: a crash, a restart and a replay (the broker-restart scenario). The consumer keeps the
+ * client's short retries: its calls nest (a fetch's retry refreshes metadata, which retries
+ * too), so a longer count multiplies, and a broker gone for good must still stop the process.
  */
 export const BROKER_AWAY_MS = 30_000;
 

@@ -126,7 +126,6 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
     groupInstanceId: k.groupInstanceId,
     groupProtocol: k.groupProtocol,
     sessionTimeoutMs: k.sessionTimeoutMs,
-    retryForMs: BROKER_AWAY_MS,
     // Exactly-once: only what committed transactions wrote upstream counts as input.
     isolation: k.exactlyOnce ? "read_committed" : "read_uncommitted",
     onEvent: onSourceEvent,

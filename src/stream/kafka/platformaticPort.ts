@@ -51,7 +51,7 @@ export function createPlatformaticPort(settings: KafkaConnectionSettings): Kafka
                 : {}),
             };
       const consumer = new Consumer<Buffer, Buffer, Buffer, Buffer>({
-        ...retryingFor(baseClientOptions(settings, "consumer"), options.retryForMs),
+        ...baseClientOptions(settings, "consumer"),
         groupId: options.groupId,
         ...(options.groupInstanceId !== undefined ? { groupInstanceId: options.groupInstanceId } : {}),
         ...group,
@@ -82,7 +82,7 @@ export function createPlatformaticPort(settings: KafkaConnectionSettings): Kafka
     topicReader(options: TopicReadOptions): RecordSource {
       // A group of its own that never commits: reading must not move anyone's offsets.
       const consumer = new Consumer<Buffer, Buffer, Buffer, Buffer>({
-        ...retryingFor(baseClientOptions(settings, "reader"), options.retryForMs),
+        ...baseClientOptions(settings, "reader"),
         groupId: `fraud-scorer-reader-${randomUUID()}`,
       });
       const base = {
