@@ -68,3 +68,41 @@ describe("publishes made while a request is in flight leave together", () => {
     expect(requests.map((r) => r.messages)).toEqual([[0], [1, 2], [3, 4], [5, 6, 7, 8]]);
   });
 });
+
+describe("a merged request stays under its byte bound", () => {
+  it("leaves a publish over the bound alone and merges small ones up to it", async () => {
+    const { requests, send } = controlledSend();
+    const sink = new CoalescingSend({ send, maxBytes: 1_000, sizeOf: (m: number) => m });
+    const all = [
+      sink.publish([10]),
+      sink.publish([900]),
+      sink.publish([200]),
+      sink.publish([1_500]),
+      sink.publish([50, 50]),
+    ];
+    for (let i = 0; i < 5; i++) {
+      await tick();
+      requests[i]!.settle();
+    }
+    await Promise.all(all);
+    expect(requests.map((r) => r.messages)).toEqual([[10], [900], [200], [1_500], [50, 50]]);
+  });
+
+  it("merges what fits", async () => {
+    const { requests, send } = controlledSend();
+    const sink = new CoalescingSend({ send, maxBytes: 1_000, sizeOf: (m: number) => m });
+    const all = [
+      sink.publish([10]),
+      sink.publish([300]),
+      sink.publish([300]),
+      sink.publish([300]),
+      sink.publish([300]),
+    ];
+    for (let i = 0; i < 3; i++) {
+      await tick();
+      requests[i]!.settle();
+    }
+    await Promise.all(all);
+    expect(requests.map((r) => r.messages)).toEqual([[10], [300, 300, 300], [300]]);
+  });
+});

@@ -14,10 +14,19 @@ export interface CoalescingSendOptions<M> {
    * publish still goes alone): bounds the request a long outage's backlog leaves behind.
    */
   readonly maxMessages?: number;
+  /**
+   * Most bytes (by `sizeOf`) merged into one request, likewise. The broker refuses a partition's
+   * batch over message.max.bytes (1 MB by default) and the retry never gets smaller: two
+   * dead letters near that limit merged into one request failed the scorer for good (the
+   * malformed scenario at full scale).
+   */
+  readonly maxBytes?: number;
+  readonly sizeOf?: (message: M) => number;
 }
 
 interface Pending<M> {
   readonly messages: readonly M[];
+  readonly bytes: number;
   readonly resolve: () => void;
   readonly reject: (err: unknown) => void;
 }
@@ -25,18 +34,29 @@ interface Pending<M> {
 export class CoalescingSend<M> {
   readonly #send: (messages: M[]) => Promise<void>;
   readonly #maxMessages: number;
+  readonly #maxBytes: number;
+  readonly #sizeOf: ((message: M) => number) | undefined;
   #pending: Pending<M>[] = [];
   #sending = false;
 
-  constructor({ send, maxMessages = 10_000 }: CoalescingSendOptions<M>) {
+  constructor({
+    send,
+    maxMessages = 10_000,
+    maxBytes = Number.POSITIVE_INFINITY,
+    sizeOf,
+  }: CoalescingSendOptions<M>) {
     this.#send = send;
     this.#maxMessages = maxMessages;
+    this.#maxBytes = maxBytes;
+    this.#sizeOf = sizeOf;
   }
 
   /** Resolves when the request that carried these messages is acknowledged; rejects with its error. */
   publish(messages: readonly M[]): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.#pending.push({ messages, resolve, reject });
+      let bytes = 0;
+      if (this.#sizeOf) for (const m of messages) bytes += this.#sizeOf(m);
+      this.#pending.push({ messages, bytes, resolve, reject });
       if (!this.#sending) void this.#run();
     });
   }
@@ -46,10 +66,13 @@ export class CoalescingSend<M> {
     while (this.#pending.length > 0) {
       let taken = 0;
       let count = 0;
+      let bytes = 0;
       while (taken < this.#pending.length) {
-        const next = this.#pending[taken]!.messages.length;
-        if (taken > 0 && count + next > this.#maxMessages) break;
-        count += next;
+        const next = this.#pending[taken]!;
+        const over = count + next.messages.length > this.#maxMessages || bytes + next.bytes > this.#maxBytes;
+        if (taken > 0 && over) break;
+        count += next.messages.length;
+        bytes += next.bytes;
         taken++;
       }
       const group = this.#pending.splice(0, taken);

@@ -47,6 +47,10 @@ export function producerOptions(base: ProducerOptions<Buffer, Buffer, Buffer, Bu
   } satisfies ProducerOptions<Buffer, Buffer, Buffer, Buffer>;
 }
 
+/** Half the broker's default message.max.bytes: merged publishes stay well under a partition batch's limit. */
+const MAX_MERGED_BYTES = 512 * 1024;
+const approximateSize = (m: BufferMessage) => (m.key?.length ?? 0) + (m.value?.length ?? 0) + 64;
+
 export class PlatformaticSink implements RecordSink {
   readonly #producer: BufferProducer;
   readonly #requests: CoalescingSend<BufferMessage>;
@@ -57,6 +61,8 @@ export class PlatformaticSink implements RecordSink {
       send: async (messages) => {
         await producer.send({ messages });
       },
+      maxBytes: MAX_MERGED_BYTES,
+      sizeOf: approximateSize,
     });
   }
 
