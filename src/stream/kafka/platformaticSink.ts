@@ -16,6 +16,7 @@ import {
   type SinkTransaction,
   type TransactionalSink,
 } from "../kafkaPort.js";
+import { innermostReasons } from "./clientErrorKind.js";
 import { CoalescingSend } from "./coalescingSend.js";
 import { lastMessageOf, type PlatformaticSource } from "./platformaticSource.js";
 
@@ -71,7 +72,11 @@ export class PlatformaticSink implements RecordSink {
     try {
       await this.#requests.publish(records.map(toMessage));
     } catch (cause) {
-      throw new KafkaPortError("publish_failed", `could not publish ${records.length} records`, { cause });
+      throw new KafkaPortError(
+        "publish_failed",
+        `could not publish ${records.length} records (${innermostReasons(cause)})`,
+        { cause },
+      );
     }
   }
 
