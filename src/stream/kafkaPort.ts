@@ -127,7 +127,8 @@ export interface SinkOptions {
 
 /**
  * Idempotent, acks=all. `publish` resolves when the broker has acknowledged every record;
- * publishes made while one is in flight leave together in the next request, in order.
+ * publishes made while one is in flight leave together in the next request, in order, and a
+ * large one is split over several (none over half a megabyte unless one record is).
  */
 export interface RecordSink {
   publish(records: readonly OutgoingRecord[]): Promise<void>;

@@ -56,7 +56,7 @@ describe("publishes made while a request is in flight leave together", () => {
     await expect(fourth).resolves.toBeUndefined();
   });
 
-  it("caps a merged request at maxMessages without splitting a publish", async () => {
+  it("caps a request at maxMessages, splitting a publish where it must", async () => {
     const { requests, send } = controlledSend();
     const sink = new CoalescingSend({ send, maxMessages: 3 });
     const all = [sink.publish([0]), sink.publish([1, 2]), sink.publish([3, 4]), sink.publish([5, 6, 7, 8])];
@@ -65,7 +65,7 @@ describe("publishes made while a request is in flight leave together", () => {
       requests[i]!.settle();
     }
     await Promise.all(all);
-    expect(requests.map((r) => r.messages)).toEqual([[0], [1, 2], [3, 4], [5, 6, 7, 8]]);
+    expect(requests.map((r) => r.messages)).toEqual([[0], [1, 2, 3], [4, 5, 6], [7, 8]]);
   });
 });
 
@@ -104,5 +104,37 @@ describe("a merged request stays under its byte bound", () => {
     }
     await Promise.all(all);
     expect(requests.map((r) => r.messages)).toEqual([[10], [300, 300, 300], [300]]);
+  });
+});
+
+describe("a publish larger than a request", () => {
+  it("is split over requests and acknowledged when the last part is", async () => {
+    const { requests, send } = controlledSend();
+    const sink = new CoalescingSend({ send, maxBytes: 1_000, sizeOf: (m: number) => m });
+    let acked = false;
+    const big = sink.publish([600, 601, 602]).then(() => (acked = true));
+    for (let i = 0; i < 2; i++) {
+      await tick();
+      requests[i]!.settle();
+    }
+    await tick();
+    expect(acked).toBe(false);
+    requests[2]!.settle();
+    await big;
+    expect(requests.map((r) => r.messages)).toEqual([[600], [601], [602]]);
+  });
+
+  it("is refused whole when a part is, its other parts never sent", async () => {
+    const { requests, send } = controlledSend();
+    const sink = new CoalescingSend({ send, maxBytes: 1_000, sizeOf: (m: number) => m });
+    const big = sink.publish([600, 601]);
+    const small = sink.publish([10]);
+    await tick();
+    requests[0]!.settle(new Error("MESSAGE_TOO_LARGE"));
+    await expect(big).rejects.toThrow("MESSAGE_TOO_LARGE");
+    await tick();
+    requests[1]!.settle();
+    await small;
+    expect(requests.map((r) => r.messages)).toEqual([[600], [10]]);
   });
 });

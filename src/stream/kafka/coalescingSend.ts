@@ -4,31 +4,34 @@
 // publishes queued there cost one round trip each: throughput was capped at one publish per
 // round trip — at +50 ms each way (slow-kafka-50ms) 64 decisions per 100 ms, under the 1,000 tx/s
 // the scenario sends; at +500 ms nothing kept up at all. Merged here, a request grows with the
-// round trip instead. Order is kept: publishes leave in the order they were made.
+// round trip instead. Requests are also bounded, so a large publish is split over several:
+// the broker refuses a partition's batch over message.max.bytes (1 MB by default), and the
+// client's retries never make it smaller — a delivery's dead letters holding one record near
+// that limit failed every retry and stopped the scorer for good (malformed at full scale).
+// Order is kept: messages leave in the order they were published.
 
 export interface CoalescingSendOptions<M> {
   /** Sends one request's messages; resolves when the broker has acknowledged them all. */
   readonly send: (messages: M[]) => Promise<void>;
-  /**
-   * Most messages merged into one request (whole publishes are never split, so one larger
-   * publish still goes alone): bounds the request a long outage's backlog leaves behind.
-   */
+  /** Most messages in one request. */
   readonly maxMessages?: number;
-  /**
-   * Most bytes (by `sizeOf`) merged into one request, likewise. The broker refuses a partition's
-   * batch over message.max.bytes (1 MB by default) and the retry never gets smaller: two
-   * dead letters near that limit merged into one request failed the scorer for good (the
-   * malformed scenario at full scale).
-   */
+  /** Most bytes (by `sizeOf`) in one request; a single larger message goes alone. */
   readonly maxBytes?: number;
   readonly sizeOf?: (message: M) => number;
 }
 
-interface Pending<M> {
-  readonly messages: readonly M[];
-  readonly bytes: number;
+interface Publish {
+  /** Messages not yet acknowledged. */
+  left: number;
+  failed?: unknown;
   readonly resolve: () => void;
   readonly reject: (err: unknown) => void;
+}
+
+interface Queued<M> {
+  readonly message: M;
+  readonly bytes: number;
+  readonly publish: Publish;
 }
 
 export class CoalescingSend<M> {
@@ -36,7 +39,7 @@ export class CoalescingSend<M> {
   readonly #maxMessages: number;
   readonly #maxBytes: number;
   readonly #sizeOf: ((message: M) => number) | undefined;
-  #pending: Pending<M>[] = [];
+  #queue: Queued<M>[] = [];
   #sending = false;
 
   constructor({
@@ -51,40 +54,49 @@ export class CoalescingSend<M> {
     this.#sizeOf = sizeOf;
   }
 
-  /** Resolves when the request that carried these messages is acknowledged; rejects with its error. */
+  /** Resolves when every request carrying these messages is acknowledged; rejects with the first error. */
   publish(messages: readonly M[]): Promise<void> {
+    if (messages.length === 0) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
-      let bytes = 0;
-      if (this.#sizeOf) for (const m of messages) bytes += this.#sizeOf(m);
-      this.#pending.push({ messages, bytes, resolve, reject });
+      const publish: Publish = { left: messages.length, resolve, reject };
+      for (const message of messages)
+        this.#queue.push({ message, bytes: this.#sizeOf?.(message) ?? 0, publish });
       if (!this.#sending) void this.#run();
     });
   }
 
   async #run(): Promise<void> {
     this.#sending = true;
-    while (this.#pending.length > 0) {
+    while (this.#queue.length > 0) {
       let taken = 0;
-      let count = 0;
       let bytes = 0;
-      while (taken < this.#pending.length) {
-        const next = this.#pending[taken]!;
-        const over = count + next.messages.length > this.#maxMessages || bytes + next.bytes > this.#maxBytes;
-        if (taken > 0 && over) break;
-        count += next.messages.length;
-        bytes += next.bytes;
+      for (const q of this.#queue) {
+        if (taken > 0 && (taken >= this.#maxMessages || bytes + q.bytes > this.#maxBytes)) break;
+        bytes += q.bytes;
         taken++;
       }
-      const group = this.#pending.splice(0, taken);
-      const messages: M[] = [];
-      for (const p of group) for (const m of p.messages) messages.push(m);
+      const request = this.#queue.splice(0, taken);
       try {
-        await this.#send(messages);
-        for (const p of group) p.resolve();
+        await this.#send(request.map((q) => q.message));
+        for (const q of request) this.#settleOne(q.publish);
       } catch (err) {
-        for (const p of group) p.reject(err);
+        // A publish with a part refused is refused whole: its parts still queued are not sent.
+        for (const q of request) q.publish.failed ??= err;
+        for (const q of request) this.#settleOne(q.publish);
+        const kept: Queued<M>[] = [];
+        for (const q of this.#queue) {
+          if (q.publish.failed === undefined) kept.push(q);
+          else this.#settleOne(q.publish);
+        }
+        this.#queue = kept;
       }
     }
     this.#sending = false;
+  }
+
+  #settleOne(publish: Publish): void {
+    if (--publish.left > 0) return;
+    if (publish.failed === undefined) publish.resolve();
+    else publish.reject(publish.failed);
   }
 }

@@ -48,7 +48,7 @@ export function producerOptions(base: ProducerOptions<Buffer, Buffer, Buffer, Bu
   } satisfies ProducerOptions<Buffer, Buffer, Buffer, Buffer>;
 }
 
-/** Half the broker's default message.max.bytes: merged publishes stay well under a partition batch's limit. */
+/** Half the broker's default message.max.bytes: a request stays well under a partition batch's limit. */
 const MAX_MERGED_BYTES = 512 * 1024;
 const approximateSize = (m: BufferMessage) => (m.key?.length ?? 0) + (m.value?.length ?? 0) + 64;
 
