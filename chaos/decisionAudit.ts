@@ -142,14 +142,16 @@ export function auditDecisions(
       longestStallMs = Math.max(longestStallMs, appends[i]! - appends[i - 1]!);
   }
 
-  let malformedInDlq = 0;
+  // Distinct sources: a record dead-lettered again after a replay is still one record.
+  const malformedDead = new Set<string>();
   let malformedWithoutReason = 0;
   for (const r of dlqRecords) {
     const source = `${r.headers[DLQ_SOURCE_PARTITION]}:${r.headers[DLQ_SOURCE_OFFSET]}`;
     if (!malformedOffsets.has(source)) continue;
-    malformedInDlq++;
+    malformedDead.add(source);
     if ((r.headers[DLQ_REASON_HEADER] ?? "") === "") malformedWithoutReason++;
   }
+  const malformedInDlq = malformedDead.size;
 
   const decided = sent.length - lost;
   return {

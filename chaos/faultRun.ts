@@ -19,6 +19,11 @@ export interface FaultRunOptions {
   /** Instances started before the load, named i1, i2, … */
   readonly instances?: number;
   readonly kafkaBrokers?: string;
+  /**
+   * Where the suite's own clients (topics, drain wait, audit) connect, when not where the scorers
+   * and the load do: a slowed link is the scorer's fault to ride out, not the audit's.
+   */
+  readonly suiteBrokers?: string;
   readonly redisUrl?: string;
   readonly replicationFactor?: number;
   readonly scorerEnv?: Record<string, string>;
@@ -57,8 +62,11 @@ export async function faultRun(
   fault: (run: FaultRunContext) => Promise<void>,
 ): Promise<FaultRunResult> {
   const brokers = o.kafkaBrokers ?? ctx.endpoints.kafkaBrokers;
+  const suiteBrokers = o.suiteBrokers ?? brokers;
   const redisUrl = o.redisUrl ?? ctx.endpoints.redisUrl;
-  const topics = await createRunTopics(brokers, o.label, { replicationFactor: o.replicationFactor ?? 1 });
+  const topics = await createRunTopics(suiteBrokers, o.label, {
+    replicationFactor: o.replicationFactor ?? 1,
+  });
   mkdirSync(ctx.logDir, { recursive: true });
   const fleet = new ScorerFleet({
     root: ctx.root,
@@ -94,7 +102,7 @@ export async function faultRun(
     const loadFailure = await load.done;
     if (loadFailure !== undefined) ctx.log(`${o.label}: ${loadFailure}`);
     const drained = await waitForDrain(
-      brokers,
+      suiteBrokers,
       fleet.env.KAFKA_GROUP_ID!,
       topics.transactions,
       o.drainStuckS === undefined ? {} : { stuckS: o.drainStuckS },
@@ -104,9 +112,9 @@ export async function faultRun(
     await fleet.stopAll();
 
     const [transactions, decisionsRead, dlq] = await Promise.all([
-      readWholeTopic(brokers, topics.transactions),
-      readWholeTopic(brokers, topics.decisions),
-      readWholeTopic(brokers, topics.dlq),
+      readWholeTopic(suiteBrokers, topics.transactions),
+      readWholeTopic(suiteBrokers, topics.decisions),
+      readWholeTopic(suiteBrokers, topics.dlq),
     ]);
     const decisions = auditDecisions(transactions, decisionsRead, dlq);
     const cardState =
@@ -135,7 +143,7 @@ export async function faultRun(
   } finally {
     await endSupervision();
     await fleet.stopAll();
-    await deleteRunTopics(brokers, topics);
+    await deleteRunTopics(suiteBrokers, topics);
   }
 }
 

@@ -119,6 +119,12 @@ export async function startPrivateKafka(o: PrivateKafkaOptions): Promise<Private
         `share.coordinator.state.topic.replication.factor=${replicas}`,
         `share.coordinator.state.topic.min.isr=${minIsr}`,
         "group.initial.rebalance.delay.ms=0",
+        // How soon the controller fences a broker that stopped heartbeating, and so moves its
+        // partitions' leadership and drops it from their ISR (until then acks=all writes with
+        // min.insync.replicas 2 wait for it). Kafka's 9 s default is the whole stall when one of
+        // three brokers dies; 3 s (6 missed heartbeats) still rides out a loaded machine's pauses.
+        "broker.heartbeat.interval.ms=500",
+        "broker.session.timeout.ms=3000",
         "auto.create.topics.enable=false",
         "num.network.threads=2",
         "num.io.threads=2",

@@ -78,7 +78,18 @@ export class ScorerFleet {
           failures.delete(name);
           await this.stop(name, "SIGKILL");
           this.#unplannedRestarts++;
-          await this.start(name).catch(() => undefined);
+          // Like an orchestrator's restart policy: a start that fails (Kafka still coming back)
+          // is tried again, with a growing pause, rather than leaving the instance down for good.
+          for (let pauseMs = 1_000; !stopped; pauseMs = Math.min(pauseMs * 2, 10_000)) {
+            if (
+              await this.start(name).then(
+                () => true,
+                () => false,
+              )
+            )
+              break;
+            await sleep(pauseMs);
+          }
         }
       }
     })();

@@ -30,7 +30,9 @@ export async function readWholeTopic(
   const records: TopicRecord[] = [];
   if (ends.size === 0) return records;
   const pending = new Set(ends.keys());
-  let lastArrival = Date.now();
+  // Idle counts from the first arrival: joining the reader's group alone takes several round
+  // trips, more than idleMs behind a slow link, and used to end the read with nothing read.
+  let lastArrival = Number.POSITIVE_INFINITY;
   // A topic reader never commits: the suite's view must not move anyone's offsets.
   const reader = kafka.topicReader({ topic, from: "earliest", isolation: "read_committed", maxWaitMs: 200 });
   await reader.start((batches) => {

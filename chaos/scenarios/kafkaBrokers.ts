@@ -107,7 +107,13 @@ function slowKafka(delayMs: number): Scenario {
       try {
         const result = await faultRun(
           ctx,
-          { label: `slowkafka${delayMs}`, ratePerSecond: rate, durationS, kafkaBrokers: kafka.brokers },
+          {
+            label: `slowkafka${delayMs}`,
+            ratePerSecond: rate,
+            durationS,
+            kafkaBrokers: kafka.brokers,
+            suiteBrokers: kafka.internalBrokers,
+          },
           async () => {},
         );
         const d = result.decisions;

@@ -106,7 +106,30 @@ export interface OutgoingRecord {
   readonly timestampMs?: number | undefined;
 }
 
-/** Idempotent, acks=all. `publish` resolves when the broker has acknowledged every record. */
+/**
+ * How long the scorer's decision publishes wait out a broker that is away before the process
+ * stops (to be restarted). A single broker's restart takes 5–20 s on a loaded machine; with the
+ * client's own second or so, every restart failed a publish, and a failed publish stops the
+ * process: a crash, a restart and a replay (the broker-restart scenario). The consumer keeps the
+ * client's short retries: its calls nest (a fetch's retry refreshes metadata, which retries
+ * too), so a longer count multiplies, and a broker gone for good must still stop the process.
+ */
+export const BROKER_AWAY_MS = 30_000;
+
+export interface SinkOptions {
+  /**
+   * How long a publish keeps retrying while its broker is away (down, restarting, leader moving)
+   * before it fails; the client's few-second default when absent. A load generator standing in
+   * for a payment gateway sets it long: a gateway buffers and retries rather than drop payments.
+   */
+  readonly retryForMs?: number | undefined;
+}
+
+/**
+ * Idempotent, acks=all. `publish` resolves when the broker has acknowledged every record;
+ * publishes made while one is in flight leave together in the next request, in order, and a
+ * large one is split over several (none over half a megabyte unless one record is).
+ */
 export interface RecordSink {
   publish(records: readonly OutgoingRecord[]): Promise<void>;
   close(): Promise<void>;
@@ -170,7 +193,7 @@ export interface TopicAdmin {
 export interface KafkaPort {
   groupSource(options: GroupSourceOptions): RecordSource;
   topicReader(options: TopicReadOptions): RecordSource;
-  sink(): RecordSink;
+  sink(options?: SinkOptions): RecordSink;
   transactionalSink(options: TransactionalSinkOptions): TransactionalSink;
   admin(): TopicAdmin;
 }

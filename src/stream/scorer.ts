@@ -24,7 +24,13 @@ import {
 import { DeadLetterPublisher } from "./deadLetter.js";
 import { DecisionProducer } from "./decisionProducer.js";
 import { createKafkaPort, type KafkaConnectionSettings } from "./kafka/index.js";
-import { KafkaPortError, type OutgoingRecord, type RecordSink, type SourceEvent } from "./kafkaPort.js";
+import {
+  BROKER_AWAY_MS,
+  KafkaPortError,
+  type OutgoingRecord,
+  type RecordSink,
+  type SourceEvent,
+} from "./kafkaPort.js";
 import { ScoringQueue } from "./scoringQueue.js";
 import { TransactionConsumer } from "./transactionConsumer.js";
 import { TransactionScope } from "./transactionScope.js";
@@ -133,7 +139,7 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
         port.transactionalSink({ source, transactionalId: transactionalIdOf(k.groupId, k.groupInstanceId) }),
       )
     : undefined;
-  const sink: RecordSink | undefined = transactions ? undefined : port.sink();
+  const sink: RecordSink | undefined = transactions ? undefined : port.sink({ retryForMs: BROKER_AWAY_MS });
   const publish = (records: readonly OutgoingRecord[]) => (transactions ?? sink!).publish(records);
   const decisions = new DecisionProducer({ publish, topic: k.decisionsTopic, decisionSchemaId });
   const deadLetters = new DeadLetterPublisher({ publish, topic: k.dlqTopic });
@@ -226,6 +232,10 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
     // Exactly-once takes the next delivery only once this one is committed: nothing can join
     // a lingering batch, so the linger would only add latency.
     lingerMs: transactions ? 0 : scoring.lingerMs,
+    // Publishes in flight leave together in the sink's next produce request, so more of them
+    // cost no more requests: the bound is memory. At 4, a 1 s round trip (slow-kafka-500ms)
+    // capped decisions at 4 batches a second.
+    maxInFlightPublishes: 32,
     onBatch: (size) => metrics.observeBatchSize(size),
     score: (items) => scoreBatch(items, { ...context, ...parts.ports() }),
     publish: async (batch) => {

@@ -1,6 +1,6 @@
 import { AuthenticationError, MultipleErrors, NetworkError, ProtocolError } from "@platformatic/kafka";
 import { describe, expect, it } from "vitest";
-import { nonRetriableClientError } from "../../src/stream/kafka/clientErrorKind.js";
+import { innermostReasons, nonRetriableClientError } from "../../src/stream/kafka/clientErrorKind.js";
 
 const context = {
   settings: {
@@ -54,5 +54,18 @@ describe("a Kafka client failure no retry cures", () => {
   it("leaves a refused connection to the client's retries", () => {
     const refused = Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
     expect(nonRetriableClientError(afterRetries(refused), context)).toBeUndefined();
+  });
+});
+
+describe("a publish failure says why", () => {
+  it("names the distinct innermost reasons under the client's wrapping", () => {
+    const refused = Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
+    const notLeader = Object.assign(new Error("This server is not the leader"), {
+      apiId: "NOT_LEADER_OR_FOLLOWER",
+    });
+    const wrapped = new MultipleErrors("Producing messages failed.", [
+      new MultipleErrors("produce failed 3 times.", [notLeader, notLeader, refused]),
+    ]);
+    expect(innermostReasons(wrapped)).toBe("NOT_LEADER_OR_FOLLOWER; connect ECONNREFUSED");
   });
 });

@@ -46,6 +46,20 @@ function* errorTree(error: unknown, depth = 0): Generator<ErrorLike> {
   if (Array.isArray(e.errors)) for (const inner of e.errors) yield* errorTree(inner, depth + 1);
 }
 
+/**
+ * The distinct innermost reasons of a client error (the broker's error code where there is one),
+ * at most `max`: the client's own message only says "Producing messages failed." after every retry.
+ */
+export function innermostReasons(error: unknown, max = 3): string {
+  const reasons = new Set<string>();
+  for (const e of errorTree(error)) {
+    if (e.cause !== undefined || (Array.isArray(e.errors) && e.errors.length > 0)) continue;
+    reasons.add(typeof e.apiId === "string" ? e.apiId : String(e.message));
+    if (reasons.size >= max) break;
+  }
+  return [...reasons].join("; ");
+}
+
 export interface ClientErrorContext {
   readonly settings: KafkaConnectionSettings;
   readonly groupId?: string | undefined;

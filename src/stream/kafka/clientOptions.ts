@@ -23,6 +23,10 @@ export interface KafkaConnectionSettings {
     | undefined;
 }
 
+/** Between a failed request's attempts, for every client (a sink's retry window is counted in them). */
+export const RETRY_DELAY_MS = 250;
+const RETRIES = 5;
+
 const saslMechanism = {
   plain: "PLAIN",
   "scram-sha-256": "SCRAM-SHA-256",
@@ -39,8 +43,8 @@ export function baseClientOptions(
     autocreateTopics: false,
     // Bounded so a broker that is gone surfaces as an error within seconds, not minutes.
     connectTimeout: 5_000,
-    retries: 5,
-    retryDelay: 250,
+    retries: RETRIES,
+    retryDelay: RETRY_DELAY_MS,
   };
   if (ssl?.enabled) {
     options.tls = {
@@ -57,4 +61,10 @@ export function baseClientOptions(
       password: sasl.password,
     };
   return options;
+}
+
+/** Retries enough, RETRY_DELAY_MS apart, to go on for at least `retryForMs` (never fewer than the default). */
+export function retryingFor(options: BaseOptions, retryForMs: number | undefined): BaseOptions {
+  if (retryForMs === undefined) return options;
+  return { ...options, retries: Math.max(RETRIES, Math.ceil(retryForMs / RETRY_DELAY_MS)) };
 }

@@ -8,13 +8,14 @@ import type {
   KafkaPort,
   RecordSink,
   RecordSource,
+  SinkOptions,
   TopicAdmin,
   TopicReadOptions,
   TransactionalSink,
   TransactionalSinkOptions,
 } from "../kafkaPort.js";
 import { KafkaPortError } from "../kafkaPort.js";
-import { baseClientOptions, type KafkaConnectionSettings } from "./clientOptions.js";
+import { baseClientOptions, retryingFor, type KafkaConnectionSettings } from "./clientOptions.js";
 import { nonRetriableClientError } from "./clientErrorKind.js";
 import { PlatformaticAdmin, translatingAdminErrors } from "./platformaticAdmin.js";
 import { PlatformaticSink, PlatformaticTransactionalSink, producerOptions } from "./platformaticSink.js";
@@ -76,6 +77,7 @@ export function createPlatformaticPort(settings: KafkaConnectionSettings): Kafka
         consume,
         maxRecordsPerHandover: bufferedRecords,
         commits: true,
+        holdDuringRebalance: protocol === "classic",
         errorContext: { settings, groupId: options.groupId, groupInstanceId: options.groupInstanceId },
         onEvent: options.onEvent,
         lag:
@@ -121,8 +123,11 @@ export function createPlatformaticPort(settings: KafkaConnectionSettings): Kafka
       });
     },
 
-    sink(): RecordSink {
-      return new PlatformaticSink(new Producer(producerOptions(baseClientOptions(settings, "producer"))));
+    sink(options: SinkOptions = {}): RecordSink {
+      // The producer retries a request with the same sequence numbers, so the broker drops
+      // whatever of it had already landed: a long retry window adds no duplicates.
+      const base = retryingFor(baseClientOptions(settings, "producer"), options.retryForMs);
+      return new PlatformaticSink(new Producer(producerOptions(base)));
     },
 
     transactionalSink({ transactionalId, source }: TransactionalSinkOptions): TransactionalSink {
@@ -134,7 +139,6 @@ export function createPlatformaticPort(settings: KafkaConnectionSettings): Kafka
         // A restart's InitProducerId waits (CONCURRENT_TRANSACTIONS) while the broker aborts the
         // killed predecessor's open transaction; on a loaded broker that takes seconds.
         retries: 40,
-        retryDelay: 250,
       });
       return new PlatformaticTransactionalSink(producer, source);
     },

@@ -16,8 +16,10 @@ import {
   type SinkTransaction,
   type TransactionalSink,
 } from "../kafkaPort.js";
+import { innermostReasons } from "./clientErrorKind.js";
+import { CoalescingSend } from "./coalescingSend.js";
 import { lastMessageOf, type PlatformaticSource } from "./platformaticSource.js";
-import { produceChunks } from "./produceChunks.js";
+import { estimatedRecordBytes, MAX_SEND_BYTES, produceChunks } from "./produceChunks.js";
 
 type BufferProducer = Producer<Buffer, Buffer, Buffer, Buffer>;
 type Transaction = NonNullable<BufferProducer["transaction"]>;
@@ -48,19 +50,30 @@ export function producerOptions(base: ProducerOptions<Buffer, Buffer, Buffer, Bu
 
 export class PlatformaticSink implements RecordSink {
   readonly #producer: BufferProducer;
+  readonly #requests: CoalescingSend<OutgoingRecord>;
 
   constructor(producer: BufferProducer) {
     this.#producer = producer;
+    // Requests bounded like a transaction's chunks (produceChunks.ts): the same estimate and limit.
+    this.#requests = new CoalescingSend({
+      send: async (records) => {
+        await producer.send({ messages: records.map(toMessage) });
+      },
+      maxBytes: MAX_SEND_BYTES,
+      sizeOf: estimatedRecordBytes,
+    });
   }
 
   async publish(records: readonly OutgoingRecord[]): Promise<void> {
     if (records.length === 0) return;
     try {
-      // One chunk after another: a chunk's records are acknowledged before the next goes.
-      for (const chunk of produceChunks(records))
-        await this.#producer.send({ messages: chunk.map(toMessage) });
+      await this.#requests.publish(records);
     } catch (cause) {
-      throw new KafkaPortError("publish_failed", `could not publish ${records.length} records`, { cause });
+      throw new KafkaPortError(
+        "publish_failed",
+        `could not publish ${records.length} records (${innermostReasons(cause)})`,
+        { cause },
+      );
     }
   }
 

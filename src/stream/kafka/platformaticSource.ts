@@ -1,6 +1,15 @@
 // RecordSource over @platformatic/kafka's consumer: the message stream is read in pull mode,
 // whatever has arrived is grouped per partition and handed over as one call, and nothing more
 // is read until the handler settles — the stream's own high-water mark then stops fetching.
+//
+// Rebalances. The client's stream outlives a rebalance with its buffer intact and, once the
+// member has rejoined, fetches every partition it still owns again from the group's committed
+// offset. Handed over as they came, a member would re-decide its own uncommitted tail after
+// every rebalance and decide the buffered records of partitions the group has given to another
+// member (which reads them too): the rebalances scenario counted 24,263 duplicate decisions of
+// 30,000. A group source therefore hands over nothing while a classic-protocol rebalance is in
+// progress, drops records of partitions it no longer owns, hands over no offset of a partition
+// twice, and does not commit partitions it has lost (their new owner commits them).
 import type { Consumer, ConsumeOptions, Message, MessagesStream } from "@platformatic/kafka";
 import {
   KafkaPortError,
@@ -32,8 +41,13 @@ export interface PlatformaticSourceOptions {
    * a restart), and a handler given all of it would publish and hold all of it at once.
    */
   readonly maxRecordsPerHandover: number;
-  /** Readers without a group of their own never commit. */
+  /** Readers without a group of their own never commit (nor filter by ownership). */
   readonly commits: boolean;
+  /**
+   * Classic protocol: the client rejoins after announcing a rebalance, and reports the new
+   * assignment when it has. (KIP-848 revokes without a rejoin: nothing to wait for there.)
+   */
+  readonly holdDuringRebalance?: boolean;
   readonly onEvent?: ((event: SourceEvent) => void) | undefined;
   /** Names failures no retry cures (wrong password, untrusted certificate, instance id held). */
   readonly errorContext: ClientErrorContext;
@@ -52,6 +66,10 @@ export class PlatformaticSource implements RecordSource {
   #failure: KafkaPortError | undefined;
   /** Per partition, the last message of each batch handed over and not yet committed. */
   readonly #uncommitted = new Map<string, Map<number, KafkaMessage>>();
+  /** Per partition, the offset after the last record handed over. */
+  readonly #handedOver = new Map<string, number>();
+  /** Between a classic rebalance's announcement and the member's rejoin. */
+  #rebalancing = false;
 
   constructor(options: PlatformaticSourceOptions) {
     this.#options = options;
@@ -69,8 +87,13 @@ export class PlatformaticSource implements RecordSource {
         partitions.map((partition) => ({ topic, partition })),
       );
       onEvent?.({ type: "joined", memberId: payload.memberId, assigned });
+      this.#rebalancing = false;
+      this.#deliver();
     });
-    consumer.on("consumer:group:rebalance", () => onEvent?.({ type: "revoked" }));
+    consumer.on("consumer:group:rebalance", () => {
+      if (this.#options.holdDuringRebalance === true) this.#rebalancing = true;
+      onEvent?.({ type: "revoked" });
+    });
     consumer.on("error", (error: unknown) => this.#crash(error));
     // The client reports a broker connection's failure only as "cannot connect" after all its
     // retries; each connection's own error says whether any retry can help.
@@ -120,6 +143,9 @@ export class PlatformaticSource implements RecordSource {
   }
 
   async #commitOne({ topic, partition, offset }: PartitionOffset): Promise<void> {
+    // A partition lost in a rebalance is its new owner's to commit: a late commit from here could
+    // move the group's offset back behind what the new owner has already committed.
+    if (!this.#ownedPartitions().has(partitionKey(topic, partition))) return;
     const pending = this.#uncommitted.get(partitionKey(topic, partition));
     const message = pending?.get(offset - 1);
     if (pending === undefined || message === undefined)
@@ -135,7 +161,9 @@ export class PlatformaticSource implements RecordSource {
   #deliver(): void {
     const stream = this.#stream;
     const handler = this.#handler;
-    if (this.#busy || this.#paused || this.#closed || stream === undefined || handler === undefined) return;
+    if (this.#busy || this.#paused || this.#closed || this.#rebalancing) return;
+    if (stream === undefined || handler === undefined) return;
+    const owned = this.#options.commits ? this.#ownedPartitions() : undefined;
     const byPartition = new Map<
       string,
       { batch: RecordBatch; records: ConsumedRecord[]; last: KafkaMessage }
@@ -147,6 +175,11 @@ export class PlatformaticSource implements RecordSource {
     while (taken < max && (message = stream.read() as KafkaMessage | null) !== null) {
       taken++;
       const key = partitionKey(message.topic, message.partition);
+      if (owned !== undefined) {
+        const offset = Number(message.offset);
+        if (!owned.has(key) || offset < (this.#handedOver.get(key) ?? 0)) continue;
+        this.#handedOver.set(key, offset + 1);
+      }
       let entry = byPartition.get(key);
       if (entry === undefined) {
         const records: ConsumedRecord[] = [];
@@ -183,6 +216,14 @@ export class PlatformaticSource implements RecordSource {
         },
         (error: unknown) => this.#crash(error),
       );
+  }
+
+  /** "topic\u0000partition" of each partition the group has given this member now. */
+  #ownedPartitions(): Set<string> {
+    const owned = new Set<string>();
+    for (const { topic, partitions } of this.#options.consumer.assignments ?? [])
+      for (const partition of partitions) owned.add(partitionKey(topic, partition));
+    return owned;
   }
 
   #monitorLag(): void {

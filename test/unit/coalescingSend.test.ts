@@ -1,0 +1,140 @@
+import { describe, expect, it } from "vitest";
+import { CoalescingSend } from "../../src/stream/kafka/coalescingSend.js";
+
+/** A send whose requests the test acknowledges (or fails) one by one. */
+function controlledSend() {
+  const requests: { messages: number[]; settle: (err?: Error) => void }[] = [];
+  const send = (messages: number[]) =>
+    new Promise<void>((resolve, reject) => {
+      requests.push({ messages, settle: (err) => (err ? reject(err) : resolve()) });
+    });
+  return { requests, send };
+}
+
+const tick = () => new Promise((r) => setImmediate(r));
+
+describe("publishes made while a request is in flight leave together", () => {
+  it("sends the first publish at once and merges the ones behind it, in order", async () => {
+    const { requests, send } = controlledSend();
+    const sink = new CoalescingSend({ send });
+    const acked: string[] = [];
+    const a = sink.publish([1, 2]).then(() => acked.push("a"));
+    const b = sink.publish([3]).then(() => acked.push("b"));
+    const c = sink.publish([4, 5]).then(() => acked.push("c"));
+    await tick();
+    expect(requests.map((r) => r.messages)).toEqual([[1, 2]]);
+    requests[0]!.settle();
+    await a;
+    expect(acked).toEqual(["a"]);
+    await tick();
+    expect(requests.map((r) => r.messages)).toEqual([
+      [1, 2],
+      [3, 4, 5],
+    ]);
+    requests[1]!.settle();
+    await Promise.all([b, c]);
+    expect(acked).toEqual(["a", "b", "c"]);
+  });
+
+  it("fails exactly the publishes of the failed request, and goes on with the next", async () => {
+    const { requests, send } = controlledSend();
+    const sink = new CoalescingSend({ send });
+    const first = sink.publish([1]);
+    const second = sink.publish([2]);
+    const third = sink.publish([3]);
+    await tick();
+    requests[0]!.settle();
+    await first;
+    await tick();
+    requests[1]!.settle(new Error("broker away"));
+    await expect(second).rejects.toThrow("broker away");
+    await expect(third).rejects.toThrow("broker away");
+    const fourth = sink.publish([4]);
+    await tick();
+    expect(requests.at(-1)!.messages).toEqual([4]);
+    requests.at(-1)!.settle();
+    await expect(fourth).resolves.toBeUndefined();
+  });
+
+  it("caps a request at maxMessages, splitting a publish where it must", async () => {
+    const { requests, send } = controlledSend();
+    const sink = new CoalescingSend({ send, maxMessages: 3 });
+    const all = [sink.publish([0]), sink.publish([1, 2]), sink.publish([3, 4]), sink.publish([5, 6, 7, 8])];
+    for (let i = 0; i < 4; i++) {
+      await tick();
+      requests[i]!.settle();
+    }
+    await Promise.all(all);
+    expect(requests.map((r) => r.messages)).toEqual([[0], [1, 2, 3], [4, 5, 6], [7, 8]]);
+  });
+});
+
+describe("a merged request stays under its byte bound", () => {
+  it("leaves a publish over the bound alone and merges small ones up to it", async () => {
+    const { requests, send } = controlledSend();
+    const sink = new CoalescingSend({ send, maxBytes: 1_000, sizeOf: (m: number) => m });
+    const all = [
+      sink.publish([10]),
+      sink.publish([900]),
+      sink.publish([200]),
+      sink.publish([1_500]),
+      sink.publish([50, 50]),
+    ];
+    for (let i = 0; i < 5; i++) {
+      await tick();
+      requests[i]!.settle();
+    }
+    await Promise.all(all);
+    expect(requests.map((r) => r.messages)).toEqual([[10], [900], [200], [1_500], [50, 50]]);
+  });
+
+  it("merges what fits", async () => {
+    const { requests, send } = controlledSend();
+    const sink = new CoalescingSend({ send, maxBytes: 1_000, sizeOf: (m: number) => m });
+    const all = [
+      sink.publish([10]),
+      sink.publish([300]),
+      sink.publish([300]),
+      sink.publish([300]),
+      sink.publish([300]),
+    ];
+    for (let i = 0; i < 3; i++) {
+      await tick();
+      requests[i]!.settle();
+    }
+    await Promise.all(all);
+    expect(requests.map((r) => r.messages)).toEqual([[10], [300, 300, 300], [300]]);
+  });
+});
+
+describe("a publish larger than a request", () => {
+  it("is split over requests and acknowledged when the last part is", async () => {
+    const { requests, send } = controlledSend();
+    const sink = new CoalescingSend({ send, maxBytes: 1_000, sizeOf: (m: number) => m });
+    let acked = false;
+    const big = sink.publish([600, 601, 602]).then(() => (acked = true));
+    for (let i = 0; i < 2; i++) {
+      await tick();
+      requests[i]!.settle();
+    }
+    await tick();
+    expect(acked).toBe(false);
+    requests[2]!.settle();
+    await big;
+    expect(requests.map((r) => r.messages)).toEqual([[600], [601], [602]]);
+  });
+
+  it("is refused whole when a part is, its other parts never sent", async () => {
+    const { requests, send } = controlledSend();
+    const sink = new CoalescingSend({ send, maxBytes: 1_000, sizeOf: (m: number) => m });
+    const big = sink.publish([600, 601]);
+    const small = sink.publish([10]);
+    await tick();
+    requests[0]!.settle(new Error("MESSAGE_TOO_LARGE"));
+    await expect(big).rejects.toThrow("MESSAGE_TOO_LARGE");
+    await tick();
+    requests[1]!.settle();
+    await small;
+    expect(requests.map((r) => r.messages)).toEqual([[600], [10]]);
+  });
+});
