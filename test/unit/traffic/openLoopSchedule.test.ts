@@ -208,11 +208,12 @@ describe("open-loop schedule", () => {
     expect(result.maxIssueLagMs).toBeLessThanOrEqual(5 + 0.5);
   });
 
-  it("picks a tick that carries about 100 transactions, between 5 and 20 ms", () => {
+  it("picks a tick that carries about 200 transactions, between 5 and 20 ms", () => {
     expect(pacingTickMs(500)).toBe(20);
     expect(pacingTickMs(1_000)).toBe(20);
-    expect(pacingTickMs(10_000)).toBe(10);
-    expect(pacingTickMs(20_000)).toBe(5);
+    expect(pacingTickMs(10_000)).toBe(20);
+    expect(pacingTickMs(20_000)).toBe(10);
+    expect(pacingTickMs(40_000)).toBe(5);
     expect(pacingTickMs(100_000)).toBe(5);
   });
 });
