@@ -21,6 +21,8 @@ export interface ProduceCommandOptions {
   readonly framing: "delimited" | "confluent";
   readonly perRecord: number;
   readonly lingerMs: number;
+  /** The pacing tick; chosen by rate when absent (pacingTickMs). */
+  readonly tickMs?: number;
   readonly file?: string;
   readonly labels?: string;
   readonly seed: number;
@@ -120,6 +122,13 @@ export const PRODUCE_SETTINGS: readonly ProduceSetting[] = [
     help: "longest a record that is not full waits for more transactions",
   },
   {
+    key: "tickMs",
+    flag: "tick-ms",
+    flagValue: "ms",
+    env: "PRODUCE_TICK_MS",
+    help: "send what is due once per tick: longer costs less CPU, adds up to a tick of send lag (default: 5-20 ms by rate)",
+  },
+  {
     key: "file",
     flag: "file",
     flagValue: "path",
@@ -189,6 +198,7 @@ const produceSchema = z
     framing: oneOf("--framing", ["delimited", "confluent"]),
     perRecord: positiveInteger("--per-record", 10_000),
     lingerMs: positiveNumber("--linger-ms"),
+    tickMs: positiveNumber("--tick-ms").optional(),
     file: nonEmpty.optional(),
     labels: nonEmpty.optional(),
     seed: positiveInteger("--seed"),
