@@ -113,7 +113,7 @@ export const FULL_PLAN: BenchPlan = {
   kafkaClients: { records: 200_000, partitions: 12, rounds: 3 },
   coldStart: { runsPerVariant: 3, transactions: 100, rate: 100 },
   loadGenerator: {
-    rates: [10_000, 50_000, 100_000],
+    rates: [1_000, 10_000, 50_000, 100_000],
     seconds: 4,
     warmupSeconds: 1,
     perRecord: [1, 16],

@@ -73,6 +73,7 @@ export function registerProduceCommand(program: Command): void {
         framing: o.framing,
         perRecord: o.perRecord,
         lingerMs: o.lingerMs,
+        ...(o.tickMs !== undefined ? { tickMs: o.tickMs } : {}),
         ...(transactionSchemaId !== undefined ? { transactionSchemaId } : {}),
         signal: abort.signal,
         onProgress: (p) => {

@@ -27,6 +27,8 @@ export interface ProduceCommandOptions {
   readonly framing: "delimited" | "confluent";
   readonly perRecord: number;
   readonly lingerMs: number;
+  /** The pacing tick; chosen by rate when absent (pacingTickMs). */
+  readonly tickMs?: number;
   readonly file?: string;
   readonly labels?: string;
   readonly seed: number;
@@ -107,6 +109,12 @@ export const PRODUCE_SETTINGS: readonly CommandOption<keyof ProduceCommandOption
     help: "longest a record that is not full waits for more transactions",
   },
   {
+    flag: "tick-ms",
+    flagValue: "ms",
+    env: "PRODUCE_TICK_MS",
+    help: "send what is due once per tick: longer costs less CPU, adds up to a tick of send lag (default: 5-10 ms by rate)",
+  },
+  {
     flag: "file",
     flagValue: "path",
     help: "send transactions from a .pbd file instead of the simulator",
@@ -164,6 +172,7 @@ const produceSchema = z
     framing: oneOf("--framing", ["delimited", "confluent"]),
     perRecord: positiveInteger("--per-record", 10_000),
     lingerMs: positiveNumber("--linger-ms"),
+    tickMs: positiveNumber("--tick-ms").optional(),
     file: nonEmpty.optional(),
     labels: nonEmpty.optional(),
     seed: positiveInteger("--seed"),

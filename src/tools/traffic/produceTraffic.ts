@@ -5,7 +5,13 @@
 import { CardRouter } from "./cardRouting.js";
 import type { KafkaPort } from "../../stream/kafkaPort.js";
 import { openKafkaTrafficSink } from "./kafkaTrafficSink.js";
-import { OpenLoopSchedule, realLoopClock, runOpenLoop, type LoopClock } from "./openLoopSchedule.js";
+import {
+  OpenLoopSchedule,
+  pacingTickMs,
+  realLoopClock,
+  runOpenLoop,
+  type LoopClock,
+} from "./openLoopSchedule.js";
 import {
   RecordPlanner,
   type PlannedRecord,
@@ -46,6 +52,8 @@ interface ProduceCommonOptions {
   readonly progressIntervalMs?: number;
   readonly signal?: AbortSignal;
   readonly clock?: LoopClock;
+  /** The pacing tick, ms (see runOpenLoop); pacingTickMs(rate) when absent. */
+  readonly tickMs?: number;
   /** Epoch ms of the first send; a moment from now when absent. */
   readonly startMs?: number;
 }
@@ -129,6 +137,7 @@ async function sendOpenLoop(
       plan,
       clock,
       lag,
+      tickMs: options.tickMs ?? pacingTickMs(options.ratePerSecond),
       ...(options.signal ? { signal: options.signal } : {}),
       send: async (records) => {
         let count = 0;

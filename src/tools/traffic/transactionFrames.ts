@@ -85,11 +85,17 @@ export interface FrameFacts {
   readonly isFraud?: boolean;
 }
 
+/**
+ * Body (everything but transaction id and event time) of each distinct transaction, kept with
+ * the transaction object itself: a source's items are immutable and outlive one run, so every
+ * writer over the same items (each `produce` run, each bench step, slices of one source) encodes
+ * a body once, and it is freed with its transaction.
+ */
+const bodies = new WeakMap<TransactionInit, Buffer>();
+
 /** Writes the i-th transaction of a source as one delimited frame. */
 export class TransactionFrameWriter {
   readonly #source: TrafficSource;
-  /** Body (everything but transaction id and event time) of each distinct transaction. */
-  readonly #bodies: Array<Buffer | undefined> = [];
 
   constructor(source: TrafficSource) {
     this.#source = source;
@@ -103,7 +109,8 @@ export class TransactionFrameWriter {
     const eventTimeMs = Number(tx.eventTimeMs ?? 0) + variant.eventTimeShiftMs;
     if (!Number.isSafeInteger(eventTimeMs) || eventTimeMs < 0)
       return this.#writeWhole(this.#source.at(i), out);
-    const body = (this.#bodies[variant.base] ??= bodyOf(tx));
+    let body = bodies.get(tx);
+    if (body === undefined) bodies.set(tx, (body = bodyOf(tx)));
     const transactionId = `${tx.transactionId ?? ""}${variant.idSuffix}`;
     const idBytes = Buffer.byteLength(transactionId, "utf8");
     const timeField = eventTimeMs === 0 ? 0 : 1 + varintLength(eventTimeMs);

@@ -4,6 +4,7 @@
 import { describe, expect, it } from "vitest";
 import {
   OpenLoopSchedule,
+  pacingTickMs,
   runOpenLoop,
   type DueRecord,
   type LoopClock,
@@ -158,5 +159,62 @@ describe("open-loop schedule", () => {
     const result = await run;
     expect(result.transactions).toBe(10);
     expect(result.stalls).toBeGreaterThan(0);
+  });
+
+  it("wakes once per tick and hands everything due to one send, each record at most one tick late", async () => {
+    const clock = virtualClock();
+    const schedule = new OpenLoopSchedule({ startMs: clock.now, ratePerSecond: 10_000, count: 1_000 });
+    const issued: Array<{ records: IndexedRecord[]; at: number }> = [];
+    const result = await runOpenLoop({
+      plan: schedulePlan(schedule),
+      clock,
+      tickMs: 10,
+      send: async (records) => {
+        issued.push({ records, at: clock.now });
+      },
+    });
+    expect(result.transactions).toBe(1_000);
+    // 100 ms of schedule in 10 ms ticks: about 11 sends (the first at send 0), not one per record
+    // or per millisecond.
+    expect(issued.length).toBeGreaterThanOrEqual(10);
+    expect(issued.length).toBeLessThanOrEqual(12);
+    for (const { records, at } of issued)
+      for (const r of records) {
+        expect(at).toBeGreaterThanOrEqual(r.dueMs);
+        expect(at - r.dueMs).toBeLessThanOrEqual(10);
+      }
+    expect(issued.flatMap(({ records }) => records.map((r) => r.index))).toEqual(
+      Array.from({ length: 1_000 }, (_, i) => i),
+    );
+  });
+
+  it("keeps the tick when records fall due while it sends, instead of waking for each of them", async () => {
+    const clock = virtualClock();
+    const schedule = new OpenLoopSchedule({ startMs: clock.now, ratePerSecond: 10_000, count: 1_000 });
+    let sends = 0;
+    const result = await runOpenLoop({
+      plan: schedulePlan(schedule),
+      clock,
+      tickMs: 5,
+      send: async () => {
+        sends++;
+        // Each send costs the loop 0.5 ms of its own time, during which 5 more records fall due:
+        // they wait for the next tick rather than leave in a wake-up of their own.
+        clock.advance(0.5);
+      },
+    });
+    expect(result.transactions).toBe(1_000);
+    expect(sends).toBeLessThanOrEqual(100 / 5 + 2);
+    expect(result.maxIssueLagMs).toBeLessThanOrEqual(5 + 0.5);
+  });
+
+  it("picks a tick that carries about 200 transactions, between 5 and 10 ms", () => {
+    expect(pacingTickMs(500)).toBe(10);
+    expect(pacingTickMs(1_000)).toBe(10);
+    expect(pacingTickMs(10_000)).toBe(10);
+    expect(pacingTickMs(20_000)).toBe(10);
+    expect(pacingTickMs(30_000)).toBeCloseTo(6.67, 1);
+    expect(pacingTickMs(40_000)).toBe(5);
+    expect(pacingTickMs(100_000)).toBe(5);
   });
 });

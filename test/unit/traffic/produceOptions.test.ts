@@ -30,6 +30,14 @@ describe("produce options", () => {
       json: false,
     });
     expect(o.count).toBeUndefined();
+    // No tick: the generator picks one for the rate.
+    expect(o.tickMs).toBeUndefined();
+  });
+
+  it("takes a pacing tick from a flag or PRODUCE_TICK_MS, and refuses one that is not positive", () => {
+    expect(ok({ sink: "discard", tickMs: "50" }).tickMs).toBe(50);
+    expect(ok({ sink: "discard" }, { PRODUCE_TICK_MS: "2.5" }).tickMs).toBe(2.5);
+    expect(problems({ sink: "discard", tickMs: "0" })).toEqual(["--tick-ms must be a positive number"]);
   });
 
   it("lets a flag win over its environment variable", () => {
