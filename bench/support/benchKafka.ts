@@ -46,7 +46,11 @@ export class TopicRegistry {
     return topic;
   }
 
-  /** Sum of the topic's partitions' high watermarks: how many records it holds. */
+  /**
+   * Sum of the topic's partitions' high watermarks: how many records it holds when written
+   * without transactions. Each committed or aborted transaction also leaves one marker per
+   * partition it touched, which takes an offset (10 transactions over 12 partitions: +120).
+   */
   async recordCount(topic: string): Promise<number> {
     const watermarks = await this.#admin.watermarks(topic);
     return watermarks.reduce((n, p) => n + p.high, 0);

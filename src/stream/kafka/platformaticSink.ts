@@ -44,6 +44,11 @@ export function producerOptions(base: ProducerOptions<Buffer, Buffer, Buffer, Bu
     ...base,
     idempotent: true,
     acks: ProduceAcks.ALL,
+    // The broker recognises a re-sent batch by the last five batches it keeps per producer and
+    // partition; a re-send older than those is refused as out of sequence, and the client then
+    // re-sends it under a fresh producer id, written twice. Five in flight per connection (the
+    // client's default, Java's cap for idempotence) keeps every re-send within that window.
+    maxInflights: 5,
     partitioner: compatibilityPartitioner,
   } satisfies ProducerOptions<Buffer, Buffer, Buffer, Buffer>;
 }
