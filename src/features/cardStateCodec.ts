@@ -60,7 +60,12 @@ export function encodeCardState(state: CardState): Uint8Array {
  * same start); returns the offset after it. The state write encodes a batch's cards into one
  * buffer: a small typed array per card left its backing store for the garbage collector.
  */
-export function encodeCardStateInto(state: CardState, bytes: Uint8Array, view: DataView, offset: number): number {
+export function encodeCardStateInto(
+  state: CardState,
+  bytes: Uint8Array,
+  view: DataView,
+  offset: number,
+): number {
   const hidden = state.h.length;
   if (state.c.length !== hidden) throw new RangeError(`h has ${hidden} values but c has ${state.c.length}`);
   if (offset + encodedCardStateSize(state) > bytes.length)
