@@ -50,13 +50,29 @@ export function encodedCardStateSize(state: CardState): number {
 // per-call arrays or closures (the loops over field lists they replaced showed in profiles).
 
 export function encodeCardState(state: CardState): Uint8Array {
+  const bytes = new Uint8Array(encodedCardStateSize(state));
+  encodeCardStateInto(state, bytes, new DataView(bytes.buffer), 0);
+  return bytes;
+}
+
+/**
+ * Encodes the state at `offset` of `bytes` (`view` over the same buffer as `bytes`, from the
+ * same start); returns the offset after it. The state write encodes a batch's cards into one
+ * buffer: a small typed array per card left its backing store for the garbage collector.
+ */
+export function encodeCardStateInto(
+  state: CardState,
+  bytes: Uint8Array,
+  view: DataView,
+  offset: number,
+): number {
   const hidden = state.h.length;
   if (state.c.length !== hidden) throw new RangeError(`h has ${hidden} values but c has ${state.c.length}`);
-  const bytes = new Uint8Array(encodedCardStateSize(state));
-  const view = new DataView(bytes.buffer);
-  view.setUint8(0, CARD_STATE_FORMAT_VERSION);
-  view.setUint16(1, hidden, true);
-  let o = 3;
+  if (offset + encodedCardStateSize(state) > bytes.length)
+    throw new RangeError(`card state does not fit at offset ${offset} of ${bytes.length} bytes`);
+  view.setUint8(offset, CARD_STATE_FORMAT_VERSION);
+  view.setUint16(offset + 1, hidden, true);
+  let o = offset + 3;
   o = writeFloat32s(bytes, view, o, state.h);
   o = writeFloat32s(bytes, view, o, state.c);
   view.setUint32(o, state.txCount, true);
@@ -80,8 +96,7 @@ export function encodeCardState(state: CardState): Uint8Array {
   o = writeCountry(bytes, o, state.lastInPersonCountry);
   o = writeHashes(view, o, state.recentMerchants);
   o = writeHashes(view, o, state.recentDevices);
-  writeHashes(view, o, state.recentIpPrefixes);
-  return bytes;
+  return writeHashes(view, o, state.recentIpPrefixes);
 }
 
 function writeFloat32s(bytes: Uint8Array, view: DataView, o: number, values: Float32Array): number {
@@ -112,7 +127,13 @@ function need(bytes: Uint8Array, o: number, n: number, what: string): void {
   if (o + n > bytes.length) throw new CardStateCodecError("truncated", `card state ends inside ${what}`, o);
 }
 
-export function decodeCardState(bytes: Uint8Array): CardState {
+/**
+ * `hc`, when it holds 2 × the state's hidden size values, receives h then c, and the state's h and
+ * c are views of it: the state read decodes a batch's cards into one Float32Array (two small
+ * typed arrays per card left their backing stores for the garbage collector). Otherwise h and c
+ * are fresh arrays.
+ */
+export function decodeCardState(bytes: Uint8Array, hc?: Float32Array): CardState {
   if (bytes.length === 0) throw new CardStateCodecError("empty", "card state holds no bytes", 0);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const version = view.getUint8(0);
@@ -129,8 +150,9 @@ export function decodeCardState(bytes: Uint8Array): CardState {
     throw new CardStateCodecError("malformed", `hidden size ${hidden} exceeds ${MAX_HIDDEN}`, 1);
   let o = 3;
   need(bytes, o, 8 * hidden, "h/c");
-  const h = readFloat32s(bytes, view, o, hidden);
-  const c = readFloat32s(bytes, view, o + 4 * hidden, hidden);
+  const into = hc?.length === 2 * hidden ? hc : new Float32Array(2 * hidden);
+  const h = readFloat32s(bytes, view, o, into.subarray(0, hidden));
+  const c = readFloat32s(bytes, view, o + 4 * hidden, into.subarray(hidden));
   o += 8 * hidden;
   need(bytes, o, 4 + 8 * SCALARS, "the scalar fields");
   const txCount = view.getUint32(o, true);
@@ -177,9 +199,10 @@ export function decodeCardState(bytes: Uint8Array): CardState {
   return state;
 }
 
-function readFloat32s(bytes: Uint8Array, view: DataView, o: number, n: number): Float32Array {
-  const out = new Float32Array(n);
-  if (HOST_IS_LITTLE_ENDIAN) new Uint8Array(out.buffer).set(bytes.subarray(o, o + 4 * n));
+function readFloat32s(bytes: Uint8Array, view: DataView, o: number, out: Float32Array): Float32Array {
+  const n = out.length;
+  if (HOST_IS_LITTLE_ENDIAN)
+    new Uint8Array(out.buffer, out.byteOffset, 4 * n).set(bytes.subarray(o, o + 4 * n));
   else for (let i = 0; i < n; i++) out[i] = view.getFloat32(o + 4 * i, true);
   return out;
 }

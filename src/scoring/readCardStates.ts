@@ -47,9 +47,13 @@ export async function readCardStates(batch: ScoringBatch, indexes: readonly numb
 
   const missing: string[] = [];
   const prefetched = new Map<string, readonly HistoryEntry[]>();
+  // Every card's h and c are views of this one array (see decodeCardState). Nothing writes to a
+  // state's h or c in place: a step replaces them with the model's fresh outputs.
+  const H = model.hiddenSize;
+  const hc = new Float32Array(2 * H * cardIds.length);
   cardIds.forEach((cardId, k) => {
     const stored = states[k];
-    const state = stored ? safeDecode(stored.bytes, model.hiddenSize) : undefined;
+    const state = stored ? safeDecode(stored.bytes, H, hc.subarray(2 * H * k, 2 * H * (k + 1))) : undefined;
     if (stored && state) {
       slots.set(cardId, { state, position: stored.position, history: [], changed: false });
     } else {
@@ -72,9 +76,9 @@ export async function readCardStates(batch: ScoringBatch, indexes: readonly numb
   return { ok: true };
 }
 
-function safeDecode(bytes: Uint8Array, hidden: number): CardState | undefined {
+function safeDecode(bytes: Uint8Array, hidden: number, hc: Float32Array): CardState | undefined {
   try {
-    const state = decodeCardState(bytes);
+    const state = decodeCardState(bytes, hc);
     return state.h.length === hidden ? state : undefined;
   } catch {
     return undefined;

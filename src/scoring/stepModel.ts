@@ -42,10 +42,16 @@ export async function stepRows(
   const H = model.hiddenSize;
   const B = rows.length;
   const f0 = ctx.clock.monotonicUs();
-  const x = new Float32Array(B * FEATURE_COUNT);
-  const h = new Float32Array(B * H);
-  const c = new Float32Array(B * H);
-  const raw = new Float64Array(B * FEATURE_COUNT);
+  // One backing store per step carved into the four arrays (raw first: float64 needs 8-byte
+  // alignment): short-lived typed arrays each leave a backing store for the garbage collector,
+  // and that work lands in the model call's setImmediate gap. Fresh per step, never reused: x
+  // and raw outlive the call (rules, attribution), and a later wave must not overwrite them.
+  const floats = B * FEATURE_COUNT;
+  const arena = new ArrayBuffer(8 * floats + 4 * (floats + 2 * B * H));
+  const raw = new Float64Array(arena, 0, floats);
+  const x = new Float32Array(arena, 8 * floats, floats);
+  const h = new Float32Array(arena, 12 * floats, B * H);
+  const c = new Float32Array(arena, 12 * floats + 4 * B * H, B * H);
   rows.forEach((row, k) => {
     computeFeatures(
       row.tx,

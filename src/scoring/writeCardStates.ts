@@ -1,5 +1,5 @@
 // The state write of a batch: every changed card in one store call, compare-and-set on position.
-import { encodeCardState } from "../features/cardStateCodec.js";
+import { encodedCardStateSize, encodeCardStateInto } from "../features/cardStateCodec.js";
 import type { CardStateWrite } from "./ports.js";
 import { callTimeoutMs, type ScoringBatch } from "./scoringBatch.js";
 import type { ScoringItem } from "./scoringContext.js";
@@ -14,15 +14,24 @@ export async function writeCardStates(
   redoOnFailure: readonly ScoringItem[],
 ): Promise<boolean> {
   const { ctx } = batch;
+  // The changed cards' encoded states share one buffer (a typed array per card left its backing
+  // store for the garbage collector); each write holds a view of its part.
+  let size = 0;
+  for (const slot of batch.slots.values()) if (slot.changed) size += encodedCardStateSize(slot.state);
+  const encoded = new Uint8Array(size);
+  const view = new DataView(encoded.buffer);
   const writes: CardStateWrite[] = [];
+  let offset = 0;
   for (const [cardId, slot] of batch.slots) {
     if (!slot.changed) continue;
+    const end = encodeCardStateInto(slot.state, encoded, view, offset);
     writes.push({
       cardId,
-      bytes: encodeCardState(slot.state),
+      bytes: encoded.subarray(offset, end),
       position: slot.position,
       history: slot.history,
     });
+    offset = end;
   }
   if (writes.length === 0) return true;
   const written = await ctx.guards.stateWrite.run(

@@ -212,6 +212,11 @@ export class RedisCardStateStore implements CardStateStore {
   // Scratch for the MACs' framing: update() copies synchronously, so one pair serves every MAC.
   readonly #keyLengthScratch = Buffer.alloc(4);
   readonly #positionScratch = Buffer.alloc(8);
+  // MAC outputs land here: digest() allocates a Buffer (an off-heap backing store) per call, two
+  // per card per batch; a "binary" (latin1) string digest written into a reused buffer cost a
+  // quarter less CPU in a micro-benchmark. Each MAC is copied or compared before the next one.
+  readonly #macScratch = Buffer.alloc(MAC_BYTES);
+  readonly #historyMacScratch = Buffer.alloc(HISTORY_MAC_BYTES);
   readonly #stats: CardStateStoreStats = {
     reads: 0,
     hits: 0,
@@ -279,7 +284,11 @@ export class RedisCardStateStore implements CardStateStore {
     const groups = groupByNode(this.#redis, units);
     const ttlArg = String(bucketTtlMs);
     const commands = groups.map((group): QueuedCommand => {
-      const packed = new PackedScriptArgs();
+      // Sized up front (see writeBatch): keys of one shape, a touch's second key and card id
+      // about as long as its first.
+      let estimate = 8;
+      for (const { key } of group) estimate += 3 * key.length + 32;
+      const packed = new PackedScriptArgs(estimate);
       let cardCount = 0;
       for (const { card } of group) if (card >= 0) cardCount++;
       packed.u32(cardCount);
@@ -317,7 +326,7 @@ export class RedisCardStateStore implements CardStateStore {
         const p = reply[r++] as Buffer | null;
         const v = reply[r++] as Buffer | null;
         const history = reply[r++] as Buffer[] | Buffer | null;
-        const outcome = this.#verify(key, [p, v]);
+        const outcome = this.#verify(key, p, v);
         this.#stats.reads++;
         if (outcome === "tampered") {
           tampered++;
@@ -377,7 +386,15 @@ export class RedisCardStateStore implements CardStateStore {
     const ttlArg = String(this.#ttlMs);
     const historyLengthArg = String(this.#historyLength);
     const commands = groups.map((group): QueuedCommand => {
-      const packed = new PackedScriptArgs().u32(group.length);
+      // Sized up front: growing from the default doubled (reallocated and copied) about four
+      // times for a batch of 64 cards.
+      let estimate = 4;
+      for (const { key, write } of group) {
+        const { bytes, history } = writes[write]!;
+        estimate += 3 * key.length + 64 + bytes.length + MAC_BYTES;
+        for (const entry of history) estimate += 8 + entry.payload.length + HISTORY_MAC_BYTES;
+      }
+      const packed = new PackedScriptArgs(estimate).u32(group.length);
       for (const { key, write } of group) {
         const { cardId, bytes, position, history } = writes[write]!;
         const historyKey = this.historyKey(cardId);
@@ -415,7 +432,7 @@ export class RedisCardStateStore implements CardStateStore {
     return outcomes;
   }
 
-  #verify(key: string, [p, v]: HmgetReply): StoredCardState | undefined | "tampered" {
+  #verify(key: string, p: Buffer | null, v: Buffer | null): StoredCardState | undefined | "tampered" {
     if (p === null && v === null) return undefined;
     if (p === null || v === null || v.length < MAC_BYTES) return "tampered";
     const position = Number(p.toString("latin1"));
@@ -439,34 +456,39 @@ export class RedisCardStateStore implements CardStateStore {
     return decodeHistoryEntry(entry);
   }
 
+  /** The MAC in a scratch buffer, valid until the next #historyMac. */
   #historyMac(historyKey: string, entry: Buffer): Buffer {
     const keyLength = this.#keyLengthScratch;
     keyLength.writeUInt32BE(Buffer.byteLength(historyKey, "utf8"), 0);
-    return createHmac("sha256", this.#hmacKey)
+    const digest = createHmac("sha256", this.#hmacKey)
       .update(keyLength)
       .update(historyKey, "utf8")
       .update(entry)
-      .digest()
-      .subarray(0, HISTORY_MAC_BYTES);
+      .digest("binary");
+    this.#historyMacScratch.write(digest, 0, HISTORY_MAC_BYTES, "latin1");
+    return this.#historyMacScratch;
   }
 
-  /** HMAC-SHA256 over u32 key length | key | u64 position | state bytes (unambiguous framing). */
+  /**
+   * HMAC-SHA256 over u32 key length | key | u64 position | state bytes (unambiguous framing), in
+   * a scratch buffer valid until the next #mac.
+   */
   #mac(key: string, position: StreamPosition, bytes: Uint8Array): Buffer {
     const keyLength = this.#keyLengthScratch;
     const positionBytes = this.#positionScratch;
     keyLength.writeUInt32BE(Buffer.byteLength(key, "utf8"), 0);
     positionBytes.writeUInt32BE(Math.floor(position / 2 ** 32), 0);
     positionBytes.writeUInt32BE(position >>> 0, 4);
-    return createHmac("sha256", this.#hmacKey)
+    const digest = createHmac("sha256", this.#hmacKey)
       .update(keyLength)
       .update(key, "utf8")
       .update(positionBytes)
       .update(bytes)
-      .digest();
+      .digest("binary");
+    this.#macScratch.write(digest, 0, MAC_BYTES, "latin1");
+    return this.#macScratch;
   }
 }
-
-type HmgetReply = [p: Buffer | null, v: Buffer | null];
 
 /** 128 bits: ample against forgery for an entry that lives at most the state TTL. */
 const HISTORY_MAC_BYTES = 16;

@@ -7,6 +7,7 @@ import {
   CardStateCodecError,
   decodeCardState,
   encodeCardState,
+  encodeCardStateInto,
   tryDecodeCardState,
 } from "../../src/features/cardStateCodec.js";
 import {
@@ -240,6 +241,45 @@ describe("card state codec", () => {
         expect(decodeCardState(encodeCardState(s))).toEqual(s);
       }),
     );
+  });
+
+  it("states encoded back to back into one buffer, and decoded into one array, are the same states", () => {
+    fc.assert(
+      fc.property(fc.array(arbState, { minLength: 1, maxLength: 5 }), (states) => {
+        const singles = states.map((s) => encodeCardState(s));
+        const shared = new Uint8Array(singles.reduce((n, b) => n + b.length, 0) + 3);
+        const view = new DataView(shared.buffer);
+        let offset = 3;
+        const parts = states.map((s, k) => {
+          const end = encodeCardStateInto(s, shared, view, offset);
+          expect(shared.subarray(offset, end)).toEqual(singles[k]);
+          const part = shared.subarray(offset, end);
+          offset = end;
+          return part;
+        });
+        const hc = new Float32Array(states.reduce((n, s) => n + 2 * s.h.length, 0));
+        let at = 0;
+        parts.forEach((bytes, k) => {
+          const n = 2 * states[k]!.h.length;
+          const decoded = decodeCardState(bytes, hc.subarray(at, at + n));
+          expect(decoded).toEqual(states[k]);
+          // h and c are views of the shared array, not copies.
+          expect(decoded.h.buffer).toBe(hc.buffer);
+          expect(decoded.c.byteOffset).toBe(hc.byteOffset + 4 * (at + n / 2));
+          at += n;
+        });
+      }),
+    );
+  });
+
+  it("a shared array of the wrong size is not written to; a buffer too small is refused", () => {
+    const s = replay([tx()]);
+    const bytes = encodeCardState(s);
+    const wrong = new Float32Array(3).fill(7);
+    expect(decodeCardState(bytes, wrong)).toEqual(s);
+    expect([...wrong]).toEqual([7, 7, 7]);
+    const small = new Uint8Array(bytes.length - 1);
+    expect(() => encodeCardStateInto(s, small, new DataView(small.buffer), 0)).toThrow(RangeError);
   });
 
   it("a state for a 32-unit LSTM with full sets fits in under 600 bytes", () => {
