@@ -8,7 +8,7 @@
 //   node --import tsx bench/sections/ceilingPassthrough.ts   (config from the environment)
 import { CompressionTypes, Kafka, logLevel, Partitioners } from "kafkajs";
 import { createKafkaPort } from "../../src/stream/kafka/index.js";
-import type { OutgoingRecord } from "../../src/stream/kafkaPort.js";
+import { forwardBatches } from "../../src/tools/forwardBatches.js";
 
 const env = (name: string) => {
   const value = process.env[name];
@@ -47,13 +47,7 @@ async function throughPort(): Promise<() => Promise<void>> {
     },
   });
   await source.start(async (batches) => {
-    const out: OutgoingRecord[] = [];
-    for (const b of batches)
-      for (const r of b.records) out.push({ topic: output, key: r.key, value: r.value });
-    await sink.publish(out);
-    await source.commit(
-      batches.map((b) => ({ topic: b.topic, partition: b.partition, offset: b.records.at(-1)!.offset + 1 })),
-    );
+    await forwardBatches(batches, output, sink, source);
   });
   return async () => {
     await source.close();

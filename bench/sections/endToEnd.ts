@@ -2,7 +2,8 @@
 // generator (src/tools/traffic/produceTraffic.ts) sending open-loop at fixed rates, latency from each
 // transaction's scheduled send time to its decision's broker append time. Then a search for the
 // highest rate whose p99 stays inside the budget.
-import { produceTraffic } from "../../src/tools/traffic/produceTraffic.js";
+import type { LoopClock } from "../../src/tools/traffic/openLoopSchedule.js";
+import { produceTraffic, type ProduceSummary } from "../../src/tools/traffic/produceTraffic.js";
 import type { BenchContext } from "../support/benchContext.js";
 import type { BenchTopics } from "../support/benchKafka.js";
 import { DecisionLatencyCollector, LatencySink, type LatencyReport } from "../support/decisionLatencies.js";
@@ -68,6 +69,41 @@ export class ScorerRig {
     return new ScorerRig(topics, scorer, collector);
   }
 
+  /**
+   * Sends `count` transactions open loop at `rate` a second from `startMs` (on `clock`), each
+   * expected by the collector at its due time and counted by the sink `sinkFor` picks for that
+   * time (none: sent, awaited, not measured). Throws when a send failed: the figures would be of
+   * other traffic than planned. Returns what the generator achieved.
+   */
+  async sendOpenLoop(
+    ctx: BenchContext,
+    plan: {
+      rate: number;
+      count: number;
+      startMs: number;
+      clock: LoopClock;
+      sinkFor: (dueMs: number) => LatencySink | undefined;
+    },
+  ): Promise<ProduceSummary> {
+    const { rate, count, startMs, clock, sinkFor } = plan;
+    const intervalMs = 1000 / rate;
+    const sent = await produceTraffic({
+      kafka: ctx.port,
+      topic: this.topics.transactions,
+      source: ctx.traffic.take(count),
+      ratePerSecond: rate,
+      count,
+      startMs,
+      clock,
+      onScheduled: ({ index, transactionId }) => {
+        const due = startMs + index * intervalMs;
+        this.collector.expect(transactionId, due, sinkFor(due));
+      },
+    });
+    if (sent.failed > 0) throw new Error(`load generator: ${sent.failed} sends failed: ${sent.firstError}`);
+    return sent;
+  }
+
   async stop(): Promise<void> {
     // A backlogged scorer would drain for minutes on SIGTERM: it only needs to be gone.
     await this.scorer.stop("SIGTERM", { graceMs: this.dirty ? 3_000 : 20_000 });
@@ -75,7 +111,8 @@ export class ScorerRig {
   }
 }
 
-const START_LEAD_MS = 500;
+/** Time for the generator to set up, so the first sends are not already late. */
+export const START_LEAD_MS = 500;
 /**
  * A rate at which the rules decide instead of the model (a state call timed out, the deferred
  * state lane is catching up, the budget ran out) is inside the budget only by degrading; the
@@ -90,21 +127,13 @@ export async function runStep(ctx: BenchContext, rig: ScorerRig, rate: number): 
   const clock = wallClock();
   const startMs = clock.nowMs() + START_LEAD_MS;
   const measureFromMs = startMs + warmupS * 1000;
-  const intervalMs = 1000 / rate;
-  const sent = await produceTraffic({
-    kafka: ctx.port,
-    topic: rig.topics.transactions,
-    source: ctx.traffic.take(count),
-    ratePerSecond: rate,
+  const sent = await rig.sendOpenLoop(ctx, {
+    rate,
     count,
     startMs,
     clock,
-    onScheduled: ({ index, transactionId }) => {
-      const due = startMs + index * intervalMs;
-      rig.collector.expect(transactionId, due, due >= measureFromMs ? sink : undefined);
-    },
+    sinkFor: (due) => (due >= measureFromMs ? sink : undefined),
   });
-  if (sent.failed > 0) throw new Error(`load generator: ${sent.failed} sends failed: ${sent.firstError}`);
   await rig.collector.drain(sink, Date.now() + drainS * 1000);
   const report = sink.report();
   const withinBudget = report.undecided === 0 && report.endToEnd.p99Ms <= budgetMs;

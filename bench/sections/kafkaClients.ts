@@ -11,6 +11,7 @@ import { randomUUID } from "node:crypto";
 import { loadavg } from "node:os";
 import { createInterface } from "node:readline";
 import { createKafkaPort } from "../../src/stream/kafka/index.js";
+import { forwardBatches } from "../../src/tools/forwardBatches.js";
 import type { KafkaPort, OutgoingRecord, RecordBatch, RecordSource } from "../../src/stream/kafkaPort.js";
 import { median } from "../support/alternatingRounds.js";
 import type { BenchContext } from "../support/benchContext.js";
@@ -277,17 +278,7 @@ async function passthroughAll(
   try {
     // As `serve` does: the outputs acknowledged first, then the inputs' offsets committed.
     return await drain(port, input, records, deadlineMs, `${name}: passthrough`, async (batches, source) => {
-      const out: OutgoingRecord[] = [];
-      for (const b of batches)
-        for (const r of b.records) out.push({ topic: output, key: r.key, value: r.value });
-      await sink.publish(out);
-      await source.commit(
-        batches.map((b) => ({
-          topic: b.topic,
-          partition: b.partition,
-          offset: b.records.at(-1)!.offset + 1,
-        })),
-      );
+      await forwardBatches(batches, output, sink, source);
     });
   } finally {
     await within(30_000, `${name}: closing the passthrough's sink`, sink.close());

@@ -15,12 +15,11 @@ import type { Decision } from "../../src/codec/messages.js";
 import { promoteModel } from "../../src/control/promotionRecords.js";
 import { FEATURE_SCHEMA_VERSION } from "../../src/features/featureVector.js";
 import { KafkaControlChannel } from "../../src/stream/kafkaControlChannel.js";
-import { produceTraffic } from "../../src/tools/traffic/produceTraffic.js";
 import type { BenchContext } from "../support/benchContext.js";
 import { LatencySink, type LatencyReport } from "../support/decisionLatencies.js";
 import { MODEL_DIR } from "../support/benchScorer.js";
 import { wallClock } from "../support/wallClock.js";
-import { ScorerRig } from "./endToEnd.js";
+import { ScorerRig, START_LEAD_MS } from "./endToEnd.js";
 import { MemoryCardStateStore } from "../../src/features/memoryCardStateStore.js";
 import type { CardStateStore } from "../../src/scoring/ports.js";
 import { scoreBatch } from "../../src/scoring/scoreBatch.js";
@@ -28,7 +27,6 @@ import { loadScoringParts, scoringContext, scoringItems } from "../support/inPro
 import { median } from "../support/alternatingRounds.js";
 
 const NEW_MODEL_DIR = "models/fraud-lstm/1.1.0";
-const START_LEAD_MS = 500;
 const POLL_MS = 250;
 
 export interface PromoteWindow extends LatencyReport {
@@ -220,7 +218,6 @@ export async function promote(ctx: BenchContext): Promise<PromoteResult> {
     const count = Math.round(rate * seconds);
     const clock = wallClock();
     const startMs = clock.nowMs() + START_LEAD_MS;
-    const intervalMs = 1000 / rate;
     const sinks = Array.from({ length: seconds }, () => new SecondSink(budgetMs, to));
     const whole = new LatencySink(budgetMs);
     let publishedAtMs = 0;
@@ -228,25 +225,17 @@ export async function promote(ctx: BenchContext): Promise<PromoteResult> {
       publishedAtMs = Date.now();
       await promoteModel(resolve(ctx.root, NEW_MODEL_DIR), { channel, issuedBy: "bench", ...verify });
     });
-    const sent = await produceTraffic({
-      kafka: ctx.port,
-      topic: rig.topics.transactions,
-      source: ctx.traffic.take(count),
-      ratePerSecond: rate,
+    const sending = rig.sendOpenLoop(ctx, {
+      rate,
       count,
       startMs,
       clock,
-      onScheduled: ({ index, transactionId }) => {
-        const due = startMs + index * intervalMs;
-        rig.collector.expect(
-          transactionId,
-          due,
-          sinks[Math.min(seconds - 1, Math.floor((due - startMs) / 1000))],
-        );
-      },
+      sinkFor: (due) => sinks[Math.min(seconds - 1, Math.floor((due - startMs) / 1000))],
     });
+    // Both finish before either's failure is thrown: the channel closes only after the promotion.
+    await Promise.allSettled([sending, promotion]);
     await promotion;
-    if (sent.failed > 0) throw new Error(`load generator: ${sent.failed} sends failed: ${sent.firstError}`);
+    await sending;
     const deadline = Date.now() + drainS * 1000;
     for (const sink of sinks) await rig.collector.drain(sink, deadline);
     polling = false;

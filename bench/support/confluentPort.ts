@@ -11,49 +11,22 @@
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import type {
-  GroupSourceOptions,
-  KafkaPort,
-  OutgoingRecord,
-  PartitionOffset,
-  RecordSink,
-  RecordSource,
-} from "../../src/stream/kafkaPort.js";
+import type { GroupSourceOptions, KafkaPort, RecordSink, RecordSource } from "../../src/stream/kafkaPort.js";
+import {
+  kafkajsApiSink,
+  kafkajsApiSource,
+  unofferedPortParts,
+  type KafkajsApiConsumer,
+  type KafkajsApiProducer,
+} from "./kafkajsApiPort.js";
 
 export const CONFLUENT_DIR_VARIABLE = "BENCH_CONFLUENT_KAFKA_DIR";
 const PACKAGE = "@confluentinc/kafka-javascript";
 
 // The few shapes used here, so the bench compiles without the package installed.
-interface BatchMessage {
-  offset: string;
-  timestamp: string;
-  key: Buffer | null;
-  value: Buffer | null;
-}
-interface ConfluentConsumer {
-  connect(): Promise<void>;
-  subscribe(s: { topics: string[] }): Promise<void>;
-  run(r: {
-    partitionsConsumedConcurrently: number;
-    eachBatch: (p: {
-      batch: { topic: string; partition: number; messages: BatchMessage[] };
-    }) => Promise<void>;
-  }): Promise<void>;
-  commitOffsets(o: { topic: string; partition: number; offset: string }[]): Promise<void>;
-  pause(t: { topic: string }[]): void;
-  resume(t: { topic: string }[]): void;
-  disconnect(): Promise<void>;
-}
-interface ConfluentProducer {
-  connect(): Promise<void>;
-  sendBatch(b: {
-    topicMessages: { topic: string; messages: { key: Buffer | string | null; value: Buffer | null }[] }[];
-  }): Promise<unknown>;
-  disconnect(): Promise<void>;
-}
 interface ConfluentKafka {
-  consumer(config: Record<string, unknown>): ConfluentConsumer;
-  producer(config: Record<string, unknown>): ConfluentProducer;
+  consumer(config: Record<string, unknown>): KafkajsApiConsumer;
+  producer(config: Record<string, unknown>): KafkajsApiProducer;
 }
 interface ConfluentModule {
   KafkaJS: { Kafka: new (config: Record<string, unknown>) => ConfluentKafka; logLevel: { NOTHING: number } };
@@ -88,15 +61,10 @@ function confluentPort(module: ConfluentModule, brokers: readonly string[]): Kaf
       logLevel: module.KafkaJS.logLevel.NOTHING,
     },
   });
-  const unsupported = (what: string) => () => {
-    throw new Error(`${what} is not offered by the bench's Confluent adapter`);
-  };
   return {
     groupSource: (options) => confluentSource(kafka, options),
     sink: () => confluentSink(kafka),
-    topicReader: unsupported("topicReader"),
-    transactionalSink: unsupported("transactionalSink"),
-    admin: unsupported("admin"),
+    ...unofferedPortParts("Confluent"),
   };
 }
 
@@ -110,67 +78,12 @@ function confluentSource(kafka: ConfluentKafka, options: GroupSourceOptions): Re
     },
     "js.consumer.max.batch.size": 1_000,
   });
-  let joined = false;
-  return {
-    async start(handler) {
-      await consumer.connect();
-      await consumer.subscribe({ topics: [...options.topics] });
-      await consumer.run({
-        partitionsConsumedConcurrently: 12,
-        eachBatch: async ({ batch }) => {
-          if (batch.messages.length === 0) return;
-          // The API has no join event worth the name: the first batch stands in for it.
-          if (!joined) {
-            joined = true;
-            options.onEvent?.({ type: "joined", memberId: "", assigned: [] });
-          }
-          await handler([
-            {
-              topic: batch.topic,
-              partition: batch.partition,
-              records: batch.messages.map((m) => ({
-                topic: batch.topic,
-                partition: batch.partition,
-                offset: Number(m.offset),
-                timestampMs: Number(m.timestamp),
-                key: m.key,
-                value: m.value,
-                headers: {},
-              })),
-            },
-          ]);
-        },
-      });
-    },
-    async commit(offsets: readonly PartitionOffset[]) {
-      await consumer.commitOffsets(offsets.map((o) => ({ ...o, offset: String(o.offset) })));
-    },
-    pause: () => consumer.pause(options.topics.map((topic) => ({ topic }))),
-    resume: () => consumer.resume(options.topics.map((topic) => ({ topic }))),
-    close: () => consumer.disconnect(),
-  };
+  return kafkajsApiSource(consumer, options, { joinedOnFirstBatch: true });
 }
 
 function confluentSink(kafka: ConfluentKafka): RecordSink {
-  const producer = kafka.producer({ kafkaJS: { idempotent: true, acks: -1, allowAutoTopicCreation: false } });
-  const connected = producer.connect();
-  return {
-    async publish(records: readonly OutgoingRecord[]) {
-      if (records.length === 0) return;
-      await connected;
-      const byTopic = new Map<string, { key: Buffer | string | null; value: Buffer | null }[]>();
-      for (const r of records) {
-        let list = byTopic.get(r.topic);
-        if (list === undefined) byTopic.set(r.topic, (list = []));
-        list.push({ key: r.key, value: r.value });
-      }
-      await producer.sendBatch({
-        topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
-      });
-    },
-    async close() {
-      await connected.catch(() => undefined);
-      await producer.disconnect();
-    },
-  };
+  return kafkajsApiSink(
+    kafka.producer({ kafkaJS: { idempotent: true, acks: -1, allowAutoTopicCreation: false } }),
+    {},
+  );
 }

@@ -137,6 +137,30 @@ export class ScorerChild {
     return total;
   }
 
+  /** Resolves once the metric (summed as `metric` sums it) reaches `atLeast`; throws after `timeoutMs`. */
+  async waitForMetric(
+    name: string,
+    labels: Record<string, string>,
+    atLeast: number,
+    timeoutMs = 60_000,
+  ): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while ((await this.metric(name, labels)) < atLeast) {
+      if (Date.now() > deadline) throw new Error(`${name}${JSON.stringify(labels)} never reached ${atLeast}`);
+      await sleep(100);
+    }
+  }
+
+  /** Runs `body`; a failure carries the log's tail, which is where the scorer says why. */
+  async withLogTail<T>(body: () => Promise<T>, lines = 60): Promise<T> {
+    try {
+      return await body();
+    } catch (err) {
+      (err as Error).message += `\n--- scorer log (tail) ---\n${this.logTail(lines)}`;
+      throw err;
+    }
+  }
+
   /** Resolves with the exit code once the process has ended, by itself or stopped. */
   exited(): Promise<number | null> {
     if (this.#child.exitCode !== null || this.#child.signalCode !== null)

@@ -10,7 +10,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Transaction } from "../../src/codec/messages.js";
 import { sha256Hex } from "../../src/control/controlRecord.js";
 import { promoteModel, promoteRules, rollbackModel } from "../../src/control/promotionRecords.js";
-import { FEATURE_SCHEMA_VERSION } from "../../src/features/featureVector.js";
 import type { RecordSink } from "../../src/stream/kafkaPort.js";
 import { KafkaControlChannel } from "../../src/stream/kafkaControlChannel.js";
 import { ScorerChild } from "../../src/tools/scorerChild.js";
@@ -19,17 +18,12 @@ import { DecisionsCollector } from "./support/decisionsCollector.js";
 import { createTestTopics, testKafka, type TestTopics } from "./support/kafkaTestTopics.js";
 import { scorerEnv } from "./support/scorerEnv.js";
 import { delimitedRecord, makeTransactions } from "./support/transactionTraffic.js";
+import { manifestVersion, NEW_MODEL_DIR, OLD_MODEL_DIR, verifyWith } from "../support/signedModels.js";
 
 const endpoints = testEndpoints();
 const PARTITIONS = 4;
-const OLD_DIR = resolve("models/fraud-lstm/1.0.0");
-const NEW_DIR = resolve("models/fraud-lstm/1.1.0");
-const versionOf = async (dir: string) =>
-  (JSON.parse(await readFile(join(dir, "manifest.json"), "utf8")) as { modelVersion: string }).modelVersion;
-const verifyOptions = {
-  trustedKeysDir: "models/trusted-keys",
-  expectedFeatureSchemaVersion: FEATURE_SCHEMA_VERSION,
-};
+const OLD_DIR = resolve(OLD_MODEL_DIR);
+const NEW_DIR = resolve(NEW_MODEL_DIR);
 
 let topics: TestTopics;
 let channel: KafkaControlChannel;
@@ -72,25 +66,8 @@ const PROMOTE_AT = 2_000;
 const driftJson = async () =>
   (await (await fetch(`http://127.0.0.1:${scorer.port}/drift`)).json()) as Record<string, unknown>;
 
-const waitForMetric = async (name: string, labels: Record<string, string>, atLeast: number) => {
-  const deadline = Date.now() + 60_000;
-  while ((await scorer.metric(name, labels)) < atLeast) {
-    if (Date.now() > deadline) throw new Error(`${name}${JSON.stringify(labels)} never reached ${atLeast}`);
-    await sleep(100);
-  }
-};
-
-const withLog = async (body: () => Promise<void>) => {
-  try {
-    await body();
-  } catch (err) {
-    (err as Error).message += `\n--- scorer log (tail) ---\n${scorer.logTail(60)}`;
-    throw err;
-  }
-};
-
 beforeAll(async () => {
-  [oldVersion, newVersion] = [await versionOf(OLD_DIR), await versionOf(NEW_DIR)];
+  [oldVersion, newVersion] = [await manifestVersion(OLD_DIR), await manifestVersion(NEW_DIR)];
   scratch = await mkdtemp(join(tmpdir(), "promotion-test-"));
   topics = await createTestTopics(endpoints.kafkaBrokers, "promote", PARTITIONS);
   const controlTopic = `control-${topics.transactions}`;
@@ -118,11 +95,11 @@ afterAll(async () => {
 describe("serve follows promotions on the control topic", () => {
   it("switches 1.0.0 → 1.1.0 while ~1,000 tx/s flow, losing no decision, at one offset per partition", async () => {
     expect(oldVersion).not.toBe(newVersion);
-    await withLog(async () => {
+    await scorer.withLogTail(async () => {
       // The first promotion records the running model, so the next one has a `previous` to roll
       // back to; the scorer already runs it and leaves it as is.
-      await promoteModel(OLD_DIR, { channel, issuedBy: "test", ...verifyOptions });
-      await waitForMetric("fraud_promotions_total", { kind: "model", outcome: "unchanged" }, 1);
+      await promoteModel(OLD_DIR, { channel, issuedBy: "test", ...verifyWith });
+      await scorer.waitForMetric("fraud_promotions_total", { kind: "model", outcome: "unchanged" }, 1);
       // 1.0.0 carries no training distributions: nothing to measure drift against yet.
       expect(await driftJson()).toMatchObject({ monitored: false });
       // 100 transactions every 100 ms over 400 cards, for 8 s; the promotion is published after
@@ -140,12 +117,11 @@ describe("serve follows promotions on the control topic", () => {
           ),
         );
         await produce(txs.slice(i, i + PER_TICK));
-        if (i === PROMOTE_AT)
-          promoted = promoteModel(NEW_DIR, { channel, issuedBy: "test", ...verifyOptions });
+        if (i === PROMOTE_AT) promoted = promoteModel(NEW_DIR, { channel, issuedBy: "test", ...verifyWith });
         await tick;
       }
       await promoted;
-      await waitForMetric("fraud_promotions_total", { kind: "model", outcome: "switched" }, 1);
+      await scorer.waitForMetric("fraud_promotions_total", { kind: "model", outcome: "switched" }, 1);
       // A tail sent once the switch is done: every partition ends on the new model even when
       // loading and warming outlasted the flow on a loaded machine.
       const tail = makeTransactions(400, { cards: 400, prefix: `tail-${randomUUID().slice(0, 6)}` });
@@ -188,9 +164,9 @@ describe("serve follows promotions on the control topic", () => {
   }, 180_000);
 
   it("rolls back to the previous version", async () => {
-    await withLog(async () => {
-      await rollbackModel({ channel, issuedBy: "test", ...verifyOptions });
-      await waitForMetric("fraud_promotions_total", { kind: "model", outcome: "switched" }, 2);
+    await scorer.withLogTail(async () => {
+      await rollbackModel({ channel, issuedBy: "test", ...verifyWith });
+      await scorer.waitForMetric("fraud_promotions_total", { kind: "model", outcome: "switched" }, 2);
       const decided = await decide("rollback");
       expect(new Set(decided.map((d) => d.modelVersion))).toEqual(new Set([oldVersion]));
       // Back on 1.0.0, which carries no distributions: drift is not measured against 1.1.0's.
@@ -199,7 +175,7 @@ describe("serve follows promotions on the control topic", () => {
   }, 120_000);
 
   it("refuses a tampered artifact and keeps scoring with the current model", async () => {
-    await withLog(async () => {
+    await scorer.withLogTail(async () => {
       const tampered = join(scratch, "tampered");
       await cp(NEW_DIR, tampered, { recursive: true });
       const onnx = await readFile(join(tampered, "model.onnx"));
@@ -215,7 +191,7 @@ describe("serve follows promotions on the control topic", () => {
         issuedAt: new Date().toISOString(),
         issuedBy: "test",
       });
-      await waitForMetric("fraud_promotions_total", { kind: "model", outcome: "refused" }, 1);
+      await scorer.waitForMetric("fraud_promotions_total", { kind: "model", outcome: "refused" }, 1);
       const decided = await decide("tampered");
       expect(new Set(decided.map((d) => d.modelVersion))).toEqual(new Set([oldVersion]));
       expect(await scorer.metric("fraud_promotions_total", { kind: "model", outcome: "switched" })).toBe(2);
@@ -224,13 +200,13 @@ describe("serve follows promotions on the control topic", () => {
   }, 120_000);
 
   it("promotes a modified rule file without a restart", async () => {
-    await withLog(async () => {
+    await scorer.withLogTail(async () => {
       const before = await decide("rules-before", 40);
       const file = join(scratch, "rules.yaml");
       const text = await readFile("rules/default.yaml", "utf8");
       await writeFile(file, text.replace(/^version: .*$/m, 'version: "promoted-by-test"'));
       await promoteRules(file, { channel, issuedBy: "test" });
-      await waitForMetric("fraud_promotions_total", { kind: "rules", outcome: "switched" }, 1);
+      await scorer.waitForMetric("fraud_promotions_total", { kind: "rules", outcome: "switched" }, 1);
       const after = await decide("rules-after");
       expect(before.every((d) => d.rulesVersion !== "promoted-by-test")).toBe(true);
       expect(new Set(after.map((d) => d.rulesVersion))).toEqual(new Set(["promoted-by-test"]));

@@ -26,18 +26,13 @@ import { DecisionsCollector } from "./support/decisionsCollector.js";
 import { createTestTopics, testKafka, type TestTopics } from "./support/kafkaTestTopics.js";
 import { scorerEnv } from "./support/scorerEnv.js";
 import { delimitedRecord, makeTransactions } from "./support/transactionTraffic.js";
+import { manifestVersion, NEW_MODEL_DIR, OLD_MODEL_DIR, verifyWith } from "../support/signedModels.js";
 
 const run = promisify(execFile);
 const endpoints = testEndpoints();
-const LIVE_DIR = resolve("models/fraud-lstm/1.0.0");
-const CANDIDATE_DIR = resolve("models/fraud-lstm/1.1.0");
+const LIVE_DIR = resolve(OLD_MODEL_DIR);
+const CANDIDATE_DIR = resolve(NEW_MODEL_DIR);
 const CARDS = 100;
-const verifyOptions = {
-  trustedKeysDir: "models/trusted-keys",
-  expectedFeatureSchemaVersion: FEATURE_SCHEMA_VERSION,
-};
-const versionOf = async (dir: string) =>
-  (JSON.parse(await readFile(join(dir, "manifest.json"), "utf8")) as { modelVersion: string }).modelVersion;
 
 let topics: TestTopics;
 let channel: KafkaControlChannel;
@@ -49,23 +44,6 @@ let redis: Redis;
 let scratch: string;
 let liveVersion: string;
 let candidateVersion: string;
-
-const waitForMetric = async (name: string, labels: Record<string, string>, atLeast: number) => {
-  const deadline = Date.now() + 60_000;
-  while ((await scorer.metric(name, labels)) < atLeast) {
-    if (Date.now() > deadline) throw new Error(`${name}${JSON.stringify(labels)} never reached ${atLeast}`);
-    await sleep(100);
-  }
-};
-
-const withLog = async (body: () => Promise<void>) => {
-  try {
-    await body();
-  } catch (err) {
-    (err as Error).message += `\n--- scorer log (tail) ---\n${scorer.logTail(60)}`;
-    throw err;
-  }
-};
 
 /** Sends the transactions at about 500 tx/s and waits until every one is decided live. */
 async function flow(txs: readonly Transaction[]): Promise<void> {
@@ -89,7 +67,7 @@ const shadowMetricTotal = async () =>
   (await scorer.metric("fraud_shadow_decisions_total")) + (await scorer.metric("fraud_shadow_skipped_total"));
 
 beforeAll(async () => {
-  [liveVersion, candidateVersion] = [await versionOf(LIVE_DIR), await versionOf(CANDIDATE_DIR)];
+  [liveVersion, candidateVersion] = [await manifestVersion(LIVE_DIR), await manifestVersion(CANDIDATE_DIR)];
   scratch = await mkdtemp(join(tmpdir(), "shadow-test-"));
   topics = await createTestTopics(endpoints.kafkaBrokers, "shadow", 4, { shadow: true });
   const controlTopic = `control-${topics.transactions}`;
@@ -124,9 +102,9 @@ describe("shadow scoring", () => {
 
   it("writes a shadow decision for every live one, minus the skips it counts, on state of its own", async () => {
     expect(liveVersion).not.toBe(candidateVersion);
-    await withLog(async () => {
-      await shadowModel(CANDIDATE_DIR, { channel, issuedBy: "test", ...verifyOptions });
-      await waitForMetric("fraud_promotions_total", { kind: "shadow", outcome: "switched" }, 1);
+    await scorer.withLogTail(async () => {
+      await shadowModel(CANDIDATE_DIR, { channel, issuedBy: "test", ...verifyWith });
+      await scorer.waitForMetric("fraud_promotions_total", { kind: "shadow", outcome: "switched" }, 1);
       fromMs = Date.now();
       await flow(txs);
       // Every transaction is either shadow-decided or counted as skipped (or failed).
@@ -176,7 +154,7 @@ describe("shadow scoring", () => {
   }, 240_000);
 
   it("`shadow report` joins both topics over the range and its figures match them", async () => {
-    await withLog(async () => {
+    await scorer.withLogTail(async () => {
       // Every tenth transaction labelled fraud: enough to give both models a recall and precision.
       const labelsFile = join(scratch, "labels.csv");
       await writeFile(
@@ -242,9 +220,9 @@ describe("shadow scoring", () => {
   }, 120_000);
 
   it("`model shadow --stop` stops it: later traffic gets no shadow decision", async () => {
-    await withLog(async () => {
-      await shadowModel(undefined, { channel, issuedBy: "test", ...verifyOptions });
-      await waitForMetric("fraud_promotions_total", { kind: "shadow", outcome: "switched" }, 2);
+    await scorer.withLogTail(async () => {
+      await shadowModel(undefined, { channel, issuedBy: "test", ...verifyWith });
+      await scorer.waitForMetric("fraud_promotions_total", { kind: "shadow", outcome: "switched" }, 2);
       const before = await shadowMetricTotal();
       const later = makeTransactions(100, { cards: 20, prefix: `sh-after-${randomUUID().slice(0, 6)}` });
       await flow(later);

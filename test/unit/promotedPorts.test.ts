@@ -10,18 +10,13 @@ import { InMemoryControlChannel } from "../../src/control/controlChannel.js";
 import { sha256Hex } from "../../src/control/controlRecord.js";
 import { followPromotions, type PromotedPorts } from "../../src/control/promotedPorts.js";
 import { promoteModel, promoteRules } from "../../src/control/promotionRecords.js";
-import { FEATURE_SCHEMA_VERSION } from "../../src/features/featureVector.js";
 import { MemoryCardStateStore } from "../../src/features/memoryCardStateStore.js";
-import { loadModelRunner } from "../../src/model/loadModelRunner.js";
 import { loadRuleSet } from "../../src/rules/ruleSet.js";
+import { loadVerifiedModel, NEW_MODEL_DIR, OLD_MODEL_DIR, verifyWith } from "../support/signedModels.js";
 
-const OLD = "models/fraud-lstm/1.0.0";
-const NEW = "models/fraud-lstm/1.1.0";
-const verifyWith = {
-  trustedKeysDir: "models/trusted-keys",
-  expectedFeatureSchemaVersion: FEATURE_SCHEMA_VERSION,
-};
-const load = (dir: string) => loadModelRunner({ dir, provider: "cpu", ...verifyWith });
+const OLD = OLD_MODEL_DIR;
+const NEW = NEW_MODEL_DIR;
+const load = loadVerifiedModel;
 
 const channel = new InMemoryControlChannel();
 const storesMade: string[] = [];

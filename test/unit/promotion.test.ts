@@ -10,17 +10,14 @@ import { InMemoryControlChannel } from "../../src/control/controlChannel.js";
 import { sha256Hex, type ControlRecord } from "../../src/control/controlRecord.js";
 import { followControl } from "../../src/control/followControl.js";
 import { promoteModel, promoteRules, rollbackModel } from "../../src/control/promotionRecords.js";
-import { FEATURE_SCHEMA_VERSION } from "../../src/features/featureVector.js";
-import { loadModelRunner } from "../../src/model/loadModelRunner.js";
 import { ModelSlot, type ModelRefusal } from "../../src/model/modelSlot.js";
 import { loadRuleSet, RuleSetError } from "../../src/rules/ruleSet.js";
 import { RuleSetSlot } from "../../src/rules/ruleSetSlot.js";
+import { loadVerifiedModel, NEW_MODEL_DIR, OLD_MODEL_DIR, verifyWith } from "../support/signedModels.js";
 
-const OLD = "models/fraud-lstm/1.0.0";
-const NEW = "models/fraud-lstm/1.1.0";
-const TRUSTED = "models/trusted-keys";
-const verifyWith = { trustedKeysDir: TRUSTED, expectedFeatureSchemaVersion: FEATURE_SCHEMA_VERSION };
-const load = (dir: string) => loadModelRunner({ dir, provider: "cpu", ...verifyWith });
+const OLD = OLD_MODEL_DIR;
+const NEW = NEW_MODEL_DIR;
+const load = loadVerifiedModel;
 
 interface Instance {
   model: ModelSlot;

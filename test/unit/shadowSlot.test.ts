@@ -10,20 +10,16 @@ import { InMemoryControlChannel } from "../../src/control/controlChannel.js";
 import { sha256Hex } from "../../src/control/controlRecord.js";
 import { followControl } from "../../src/control/followControl.js";
 import { promoteModel, shadowModel } from "../../src/control/promotionRecords.js";
-import { FEATURE_SCHEMA_VERSION } from "../../src/features/featureVector.js";
-import { loadModelRunner, type ModelRunner } from "../../src/model/loadModelRunner.js";
+import type { ModelRunner } from "../../src/model/loadModelRunner.js";
 import { ModelSlot, type ModelRefusal } from "../../src/model/modelSlot.js";
 import { ShadowSlot } from "../../src/model/shadowSlot.js";
 import { loadRuleSet } from "../../src/rules/ruleSet.js";
 import { RuleSetSlot } from "../../src/rules/ruleSetSlot.js";
+import { loadVerifiedModel, NEW_MODEL_DIR, OLD_MODEL_DIR, verifyWith } from "../support/signedModels.js";
 
-const OLD = "models/fraud-lstm/1.0.0";
-const NEW = "models/fraud-lstm/1.1.0";
-const verifyWith = {
-  trustedKeysDir: "models/trusted-keys",
-  expectedFeatureSchemaVersion: FEATURE_SCHEMA_VERSION,
-};
-const load = (dir: string) => loadModelRunner({ dir, provider: "cpu", ...verifyWith });
+const OLD = OLD_MODEL_DIR;
+const NEW = NEW_MODEL_DIR;
+const load = loadVerifiedModel;
 const opened: ModelRunner[] = [];
 
 afterAll(async () => {
