@@ -1,7 +1,8 @@
 // `fraud-scorer produce` reads its options the project's way: flags over environment over
 // defaults, validated once, every problem named.
+import { Command } from "commander";
 import { describe, expect, it } from "vitest";
-import { parseProduceOptions } from "../../../src/cli/produceOptions.js";
+import { addProduceOptions, parseProduceOptions } from "../../../src/cli/produceOptions.js";
 
 const ok = (flags: Record<string, unknown>, env: Record<string, string> = {}) => {
   const parsed = parseProduceOptions(flags, env);
@@ -30,6 +31,12 @@ describe("produce options", () => {
       json: false,
     });
     expect(o.count).toBeUndefined();
+  });
+
+  it("takes --no-progress on the command line (the chaos load generator passes it)", () => {
+    const command = addProduceOptions(new Command().exitOverride());
+    command.parse(["--sink", "discard", "--no-progress"], { from: "user" });
+    expect(ok(command.opts()).progress).toBe(false);
   });
 
   it("lets a flag win over its environment variable", () => {
