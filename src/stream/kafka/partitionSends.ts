@@ -9,11 +9,7 @@
 // level instead would duplicate: a failed send resets the idempotent producer's id.
 // The cost: the idempotent producer has one request in flight per broker connection, so a
 // publish spanning n partitions of one broker takes up to n round trips instead of one.
-import {
-  compatibilityPartitioner,
-  type MessageToProduce,
-  type Producer,
-} from "@platformatic/kafka";
+import { compatibilityPartitioner, type MessageToProduce, type Producer } from "@platformatic/kafka";
 
 type Message = MessageToProduce<Buffer, Buffer, Buffer, Buffer>;
 
