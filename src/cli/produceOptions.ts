@@ -124,6 +124,7 @@ export const PRODUCE_SETTINGS: readonly CommandOption<keyof ProduceCommandOption
   { flag: "cards", flagValue: "n", help: "simulated cards (default: sized to the run)" },
   { flag: "id-prefix", flagValue: "text", help: "prefix for simulated transaction ids" },
   { flag: "json", help: "print the summary as one JSON line on stdout" },
+  { flag: "no-progress", help: "no progress display" },
 ];
 
 /** Declares the options; no commander defaults, so an absent flag does not hide the env var. */

@@ -18,6 +18,7 @@ import {
 } from "../kafkaPort.js";
 import { innermostReasons } from "./clientErrorKind.js";
 import { CoalescingSend } from "./coalescingSend.js";
+import { sendByPartition } from "./partitionSends.js";
 import { lastMessageOf, type PlatformaticSource } from "./platformaticSource.js";
 import { estimatedRecordBytes, MAX_SEND_BYTES, produceChunks } from "./produceChunks.js";
 
@@ -61,9 +62,7 @@ export class PlatformaticSink implements RecordSink {
     this.#producer = producer;
     // Requests bounded like a transaction's chunks (produceChunks.ts): the same estimate and limit.
     this.#requests = new CoalescingSend({
-      send: async (records) => {
-        await producer.send({ messages: records.map(toMessage) });
-      },
+      send: (records) => sendByPartition(producer, records.map(toMessage)),
       maxBytes: MAX_SEND_BYTES,
       sizeOf: estimatedRecordBytes,
     });

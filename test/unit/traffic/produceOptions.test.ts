@@ -1,7 +1,8 @@
 // `fraud-scorer produce` reads its options the project's way: flags over environment over
 // defaults, validated once, every problem named.
+import { Command } from "commander";
 import { describe, expect, it } from "vitest";
-import { parseProduceOptions } from "../../../src/cli/produceOptions.js";
+import { addProduceOptions, parseProduceOptions } from "../../../src/cli/produceOptions.js";
 
 const ok = (flags: Record<string, unknown>, env: Record<string, string> = {}) => {
   const parsed = parseProduceOptions(flags, env);
@@ -38,6 +39,12 @@ describe("produce options", () => {
     expect(ok({ sink: "discard", tickMs: "50" }).tickMs).toBe(50);
     expect(ok({ sink: "discard" }, { PRODUCE_TICK_MS: "2.5" }).tickMs).toBe(2.5);
     expect(problems({ sink: "discard", tickMs: "0" })).toEqual(["--tick-ms must be a positive number"]);
+  });
+
+  it("takes --no-progress on the command line (the chaos load generator passes it)", () => {
+    const command = addProduceOptions(new Command().exitOverride());
+    command.parse(["--sink", "discard", "--no-progress"], { from: "user" });
+    expect(ok(command.opts()).progress).toBe(false);
   });
 
   it("lets a flag win over its environment variable", () => {
