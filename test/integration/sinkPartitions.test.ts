@@ -1,8 +1,12 @@
-// The sink sends one request per partition (src/stream/kafka/partitionSends.ts), so it picks
-// each keyed record's partition itself: it must be the one any Java client picks
-// ((murmur2 & 0x7fffffff) % partitions), and a record given a partition must land there.
+// Where the sink's records land: a keyed record on the partition any Java client picks
+// ((murmur2 & 0x7fffffff) % partitions), a record given a partition there — through the sink's
+// one request per publish, and through the one-request-per-partition sends it falls back to
+// after a leader moved (src/stream/kafka/partitionSends.ts), which pick partitions themselves.
 import { randomUUID } from "node:crypto";
+import { Producer } from "@platformatic/kafka";
 import { afterAll, expect, it } from "vitest";
+import { sendByPartition } from "../../src/stream/kafka/partitionSends.js";
+import { producerOptions, toMessage } from "../../src/stream/kafka/platformaticSink.js";
 import type { OutgoingRecord } from "../../src/stream/kafkaPort.js";
 import { partitionForKey } from "../../src/tools/traffic/cardRouting.js";
 import { testEndpoints } from "./endpoints.js";
@@ -12,15 +16,21 @@ const PARTITIONS = 12;
 const { kafkaBrokers } = testEndpoints();
 const port = testKafka(kafkaBrokers);
 const admin = port.admin();
-const topic = `sink-partitions-${randomUUID().slice(0, 8)}`;
+const topics: string[] = [];
 
 afterAll(async () => {
-  await admin.deleteTopics([topic]).catch(() => undefined);
+  await admin.deleteTopics(topics).catch(() => undefined);
   await admin.close();
 });
 
-it("puts keyed records where murmur2 does and pinned records where told, each once", async () => {
+async function newTopic(): Promise<string> {
+  const topic = `sink-partitions-${randomUUID().slice(0, 8)}`;
+  topics.push(topic);
   await admin.createTopics([{ topic, numPartitions: PARTITIONS }]);
+  return topic;
+}
+
+function recordsFor(topic: string) {
   const keyed: OutgoingRecord[] = Array.from({ length: 3_000 }, (_, i) => ({
     topic,
     key: `card-${i % 701}`,
@@ -35,7 +45,18 @@ it("puts keyed records where murmur2 does and pinned records where told, each on
   const expected = new Array<number>(PARTITIONS).fill(0);
   for (const r of keyed) expected[partitionForKey(Buffer.from(r.key as string), PARTITIONS)]!++;
   for (const r of pinned) expected[r.partition!]!++;
+  return { keyed, pinned, expected };
+}
 
+async function landedOn(topic: string): Promise<number[]> {
+  const landed = new Array<number>(PARTITIONS).fill(0);
+  for (const { partition, high, low } of await admin.watermarks(topic)) landed[partition] = high - low;
+  return landed;
+}
+
+it("puts keyed records where murmur2 does and pinned records where told, each once", async () => {
+  const topic = await newTopic();
+  const { keyed, pinned, expected } = recordsFor(topic);
   const sink = port.sink();
   try {
     await Promise.all([
@@ -47,7 +68,19 @@ it("puts keyed records where murmur2 does and pinned records where told, each on
     await sink.close();
   }
 
-  const landed = new Array<number>(PARTITIONS).fill(0);
-  for (const { partition, high, low } of await admin.watermarks(topic)) landed[partition] = high - low;
-  expect(landed).toEqual(expected);
+  expect(await landedOn(topic)).toEqual(expected);
+}, 60_000);
+
+it("sends partition by partition to the same partitions, each record once", async () => {
+  const topic = await newTopic();
+  const { keyed, pinned, expected } = recordsFor(topic);
+  const producer = new Producer(
+    producerOptions({ clientId: "sink-partitions-test", bootstrapBrokers: kafkaBrokers.split(",") }),
+  );
+  try {
+    await sendByPartition(producer, [...keyed, ...pinned].map(toMessage));
+  } finally {
+    await producer.close();
+  }
+  expect(await landedOn(topic)).toEqual(expected);
 }, 60_000);

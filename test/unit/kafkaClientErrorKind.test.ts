@@ -1,6 +1,10 @@
 import { AuthenticationError, MultipleErrors, NetworkError, ProtocolError } from "@platformatic/kafka";
 import { describe, expect, it } from "vitest";
-import { innermostReasons, nonRetriableClientError } from "../../src/stream/kafka/clientErrorKind.js";
+import {
+  innermostReasons,
+  isStaleLeaderError,
+  nonRetriableClientError,
+} from "../../src/stream/kafka/clientErrorKind.js";
 
 const context = {
   settings: {
@@ -67,5 +71,27 @@ describe("a publish failure says why", () => {
       new MultipleErrors("produce failed 3 times.", [notLeader, notLeader, refused]),
     ]);
     expect(innermostReasons(wrapped)).toBe("NOT_LEADER_OR_FOLLOWER; connect ECONNREFUSED");
+  });
+});
+
+describe("a send that failed on a moved leader", () => {
+  const notLeader = Object.assign(new Error("This server is not the leader"), {
+    apiId: "NOT_LEADER_OR_FOLLOWER",
+  });
+  const refused = Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
+
+  it("is recognised under the client's wrapping", () => {
+    const wrapped = new MultipleErrors("Producing messages failed.", [
+      new MultipleErrors("produce failed 3 times.", [refused, notLeader]),
+    ]);
+    expect(isStaleLeaderError(wrapped)).toBe(true);
+  });
+
+  it("is not any other failure", () => {
+    const wrapped = new MultipleErrors("Producing messages failed.", [
+      new MultipleErrors("produce failed 3 times.", [refused]),
+    ]);
+    expect(isStaleLeaderError(wrapped)).toBe(false);
+    expect(isStaleLeaderError(new Error("MESSAGE_TOO_LARGE"))).toBe(false);
   });
 });

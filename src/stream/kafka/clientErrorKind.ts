@@ -29,6 +29,16 @@ const isUnreleasedInstanceId = (e: ErrorLike) => e.apiId === "UNRELEASED_INSTANC
 /** Another live member joined with the same group.instance.id and took our place. */
 const isFencedInstanceId = (e: ErrorLike) => e.apiId === "FENCED_INSTANCE_ID";
 
+/** Leadership moved (a broker died or was restarted): the request went to a broker that no longer leads. */
+const STALE_LEADER_CODES = new Set(["NOT_LEADER_OR_FOLLOWER", "LEADER_NOT_AVAILABLE", "FENCED_LEADER_EPOCH"]);
+
+/** A send failed because a partition's leader moved, anywhere in the error's tree. */
+export function isStaleLeaderError(error: unknown): boolean {
+  for (const e of errorTree(error))
+    if (typeof e.apiId === "string" && STALE_LEADER_CODES.has(e.apiId)) return true;
+  return false;
+}
+
 interface ErrorLike {
   readonly code?: unknown;
   readonly apiId?: unknown;

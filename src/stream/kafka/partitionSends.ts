@@ -8,7 +8,8 @@
 // numbers, so the broker drops what an earlier attempt had already written. Resending at this
 // level instead would duplicate: a failed send resets the idempotent producer's id.
 // The cost: the idempotent producer has one request in flight per broker connection, so a
-// publish spanning n partitions of one broker takes up to n round trips instead of one.
+// publish spanning n partitions of one broker takes up to n round trips instead of one; the sink
+// therefore sends this way only after a send failed on a stale leader (platformaticSink.ts).
 import { compatibilityPartitioner, type MessageToProduce, type Producer } from "@platformatic/kafka";
 
 type Message = MessageToProduce<Buffer, Buffer, Buffer, Buffer>;
