@@ -110,22 +110,24 @@ export class KafkaControlChannel implements ControlChannel {
     let reader: RecordSource | undefined;
     let failures = 0;
     let restartTimer: NodeJS.Timeout | undefined;
-    const restartLater = () => {
+    const replace = (crashed: RecordSource, err: unknown) => {
+      if (stopped || reader !== crashed) return;
+      this.#onFollowCrashed(err);
+      reader = undefined;
+      void crashed.close().catch(() => {});
       const delayMs = Math.min(FOLLOW_RESTART_MAX_MS, FOLLOW_RESTART_MIN_MS * 2 ** failures++);
-      restartTimer = setTimeout(() => void startReader(), delayMs);
+      restartTimer = setTimeout(() => void startReader(false), delayMs);
     };
-    const startReader = async (): Promise<void> => {
+    // The first start's failure is start-up's (a wrong password stops the process once); a
+    // replacement's failure is one more crash to back off from.
+    const startReader = async (first: boolean): Promise<void> => {
       if (stopped) return;
       const current = this.#port.topicReader({
         topic: this.#topic,
         from: next === undefined ? "earliest" : new Map([[0, next]]),
         maxWaitMs: 500,
         onEvent: (event) => {
-          if (event.type !== "crashed" || stopped || reader !== current) return;
-          this.#onFollowCrashed(event.error);
-          reader = undefined;
-          void current.close().catch(() => {});
-          restartLater();
+          if (event.type === "crashed") replace(current, event.error);
         },
       });
       reader = current;
@@ -135,14 +137,11 @@ export class KafkaControlChannel implements ControlChannel {
           failures = 0;
         });
       } catch (err) {
-        if (stopped || reader !== current) return;
-        this.#onFollowCrashed(err);
-        reader = undefined;
-        void current.close().catch(() => {});
-        restartLater();
+        if (first) throw err;
+        replace(current, err);
       }
     };
-    await startReader();
+    await startReader(true);
     await ready;
     return {
       stop: async () => {
