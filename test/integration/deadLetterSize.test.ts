@@ -3,6 +3,7 @@
 // MESSAGE_TOO_LARGE from the dead-letter publisher).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { malformedCorpus, NEAR_LIMIT_BYTES } from "../../chaos/malformedCorpus.js";
+import { joinDelimitedFrames } from "../../src/codec/delimited.js";
 import type { OutgoingRecord, RecordSink } from "../../src/stream/kafkaPort.js";
 import { ScorerChild } from "../../src/tools/scorerChild.js";
 import { testEndpoints } from "./endpoints.js";
@@ -13,6 +14,8 @@ import { createTestTopics, testKafka, type TestTopics } from "./support/kafkaTes
 import { scorerEnv } from "./support/scorerEnv.js";
 
 const endpoints = testEndpoints();
+/** With its key and one header, this value leaves under 100 bytes of the input's 1,048,588. */
+const AT_LIMIT_BYTES = 1_048_400;
 const hmacKeyHex = randomBytes(32).toString("hex");
 
 let producer: RecordSink;
@@ -26,7 +29,10 @@ afterAll(async () => {
 describe("dead letters near the broker's size limit", () => {
   it("reach the DLQ whole, among thousands of small ones, and the scorer keeps running", async () => {
     const topics = await createTestTopics(endpoints.kafkaBrokers, "dlqsize", 12);
-    const corpus = [...malformedCorpus(5_000, { nearLimit: 10 })];
+    // Besides the chaos corpus' ~1 MB records, one that just fits the input topic's default
+    // limit (1 MiB + 12) and so passes it once the dead letter's headers are added.
+    const atLimit = joinDelimitedFrames([Buffer.alloc(AT_LIMIT_BYTES - 3, 0xff)]);
+    const corpus = [...malformedCorpus(5_000, { nearLimit: 10 }), { key: "at-limit", value: atLimit }];
     const dlq = new TopicCollector(endpoints.kafkaBrokers, topics.dlq);
     await dlq.start();
     const scorer = await ScorerChild.start({ env: scorerEnv(endpoints, topics, hmacKeyHex) });
@@ -42,7 +48,8 @@ describe("dead letters near the broker's size limit", () => {
       const byIndex = new Map(dlq.records.map((r) => [Number(r.headers["test.index"]), r]));
       expect(byIndex.size).toBe(corpus.length);
       const large = dlq.records.filter((r) => r.value.length >= NEAR_LIMIT_BYTES - 8);
-      expect(large).toHaveLength(10);
+      expect(large).toHaveLength(11);
+      expect(large.some((r) => r.value.equals(atLimit))).toBe(true);
       for (const letter of large)
         expect(letter.value.equals(corpus[Number(letter.headers["test.index"])]!.value)).toBe(true);
       expect(await scorer.metric("fraud_dlq_records_truncated_total")).toBe(0);
