@@ -48,13 +48,23 @@ async function untilListed(admin: TopicAdmin, topics: readonly TopicSpec[]): Pro
 
 export type { TopicSpec };
 
+/**
+ * A dead letter is an input record plus headers naming why and where from, so the DLQ takes
+ * larger records than the input topic (broker default 1 MiB): a record near that limit is kept
+ * whole there instead of being cut (src/stream/deadLetter.ts) or refused.
+ */
+export const DLQ_MAX_MESSAGE_BYTES = 2 * 1024 * 1024;
+const DLQ_CONFIGS: Readonly<Record<string, string>> = {
+  "max.message.bytes": String(DLQ_MAX_MESSAGE_BYTES),
+};
+
 // Partitions are the unit of scale-out and of card ownership (key = card_id), so the counts
 // are part of the contract: a topic that exists with other counts is an error, not a detail.
 export const STACK_TOPICS: readonly TopicSpec[] = [
   { topic: "transactions", numPartitions: 12 },
   { topic: "decisions", numPartitions: 12 },
   { topic: shadowTopicOf("decisions"), numPartitions: 12 },
-  { topic: "transactions.dlq", numPartitions: 3 },
+  { topic: "transactions.dlq", numPartitions: 3, configs: DLQ_CONFIGS },
   controlTopicSpec("fraud-scorer.control"),
 ];
 
@@ -86,7 +96,7 @@ export const scorerTopicSpecs = (
 ): TopicSpec[] => [
   { topic: names.transactions, numPartitions: partitions, replicationFactor },
   { topic: names.decisions, numPartitions: partitions, replicationFactor, configs: decisionsConfigs },
-  { topic: names.dlq, numPartitions: dlqPartitions, replicationFactor },
+  { topic: names.dlq, numPartitions: dlqPartitions, replicationFactor, configs: DLQ_CONFIGS },
   ...(shadow
     ? [
         {

@@ -198,9 +198,9 @@ async function connectClients(
     port: createKafkaPort(config.kafka),
     topic: config.kafka.controlTopic,
     onBadRecord: (err, offset) => logger.warn({ err, offset }, "control record ignored"),
-    // Scoring goes on with what is current; only promotions stop reaching this instance.
+    // Scoring goes on with what is current; promotions arrive again once the reader is back.
     onFollowCrashed: (err) =>
-      logger.error({ err }, "control topic reader crashed: promotions no longer reach this instance"),
+      logger.error({ err }, "control topic reader crashed: following again after a backoff"),
   });
   // The first Kafka call: a rejected password or an untrusted certificate stops here, once.
   await controlChannel.ensureTopic().catch((err: unknown) => onFatal(err, startupFailure(err)));

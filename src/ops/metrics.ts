@@ -68,6 +68,7 @@ export class ScorerMetrics {
   readonly #decisions: Counter<"action" | "fallback_cause">;
   readonly #decisionChildren = new Map<number, { inc(n: number): void }>();
   readonly #deadLetters: Counter<"reason">;
+  readonly #deadLettersTruncated: Counter;
   readonly #breaker: Gauge<"breaker">;
   readonly #cardState: Counter<"outcome">;
   readonly #lag: Gauge<"partition">;
@@ -100,6 +101,11 @@ export class ScorerMetrics {
       name: "fraud_dlq_records_total",
       help: "Records sent to the dead-letter topic, by reason",
       labelNames: ["reason"],
+      registers,
+    });
+    this.#deadLettersTruncated = new Counter({
+      name: "fraud_dlq_records_truncated_total",
+      help: "Dead letters whose value was cut to fit the dead-letter topic's size limit (the whole record stays in the input topic)",
       registers,
     });
     this.#breaker = new Gauge({
@@ -224,6 +230,10 @@ export class ScorerMetrics {
 
   countDeadLetter(reason: string): void {
     this.#deadLetters.inc({ reason });
+  }
+
+  countTruncatedDeadLetter(): void {
+    this.#deadLettersTruncated.inc();
   }
 
   /** Accepts the state name or its gauge value (0 closed, 1 half-open, 2 open). */

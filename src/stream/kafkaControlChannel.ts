@@ -9,7 +9,11 @@ import {
   type ControlKey,
   type ControlRecord,
 } from "../control/controlRecord.js";
-import type { ConsumedRecord, KafkaPort, TopicSpec } from "./kafkaPort.js";
+import type { ConsumedRecord, KafkaPort, RecordBatch, RecordSource, TopicSpec } from "./kafkaPort.js";
+
+// A crashed follower reader is replaced after a backoff that grows to this while the broker stays away.
+const FOLLOW_RESTART_MIN_MS = 500;
+const FOLLOW_RESTART_MAX_MS = 10_000;
 
 export const controlTopicSpec = (topic: string): TopicSpec => ({
   topic,
@@ -22,7 +26,7 @@ export interface KafkaControlChannelOptions {
   readonly topic: string;
   /** A record that does not decode: logged by the caller, never applied. */
   readonly onBadRecord?: (error: unknown, offset: number) => void;
-  /** The follower's reader gave up (after the client's retries): no further record will arrive. */
+  /** The follower's reader gave up (after the client's retries); another resumes after a backoff. */
   readonly onFollowCrashed?: (error: unknown) => void;
 }
 
@@ -69,7 +73,12 @@ export class KafkaControlChannel implements ControlChannel {
     }
   }
 
-  /** Reads up to the high watermark, applies the latest of each key, then every new record. */
+  /**
+   * Reads up to the high watermark, applies the latest of each key, then every new record.
+   * A reader that gives up (a broker away longer than the client's retries) is replaced after a
+   * backoff by one that resumes after the last record read: promotions reach this instance again
+   * once the broker is back, and none is applied twice.
+   */
   async follow(onRecord: (record: ControlRecord) => Promise<void>): Promise<ControlSubscription> {
     const high = await this.#highWatermark();
     const latest = new Map<ControlKey, ControlRecord>();
@@ -77,18 +86,13 @@ export class KafkaControlChannel implements ControlChannel {
     let markCaughtUp!: () => void;
     const ready = new Promise<void>((resolve) => (markCaughtUp = resolve));
     if (caughtUp) markCaughtUp();
-    const reader = this.#port.topicReader({
-      topic: this.#topic,
-      from: "earliest",
-      maxWaitMs: 500,
-      onEvent: (event) => {
-        if (event.type === "crashed") this.#onFollowCrashed(event.error);
-      },
-    });
-    await reader.start(async (batches) => {
+    let next: number | undefined;
+    const handle = async (batches: readonly RecordBatch[]) => {
       for (const { records } of batches)
         for (const consumed of records) {
+          if (next !== undefined && consumed.offset < next) continue;
           const record = this.#decode(consumed);
+          next = consumed.offset + 1;
           if (caughtUp) {
             if (record) await onRecord(record);
             continue;
@@ -100,9 +104,52 @@ export class KafkaControlChannel implements ControlChannel {
             markCaughtUp();
           }
         }
-    });
+    };
+
+    let stopped = false;
+    let reader: RecordSource | undefined;
+    let failures = 0;
+    let restartTimer: NodeJS.Timeout | undefined;
+    const replace = (crashed: RecordSource, err: unknown) => {
+      if (stopped || reader !== crashed) return;
+      this.#onFollowCrashed(err);
+      reader = undefined;
+      void crashed.close().catch(() => {});
+      const delayMs = Math.min(FOLLOW_RESTART_MAX_MS, FOLLOW_RESTART_MIN_MS * 2 ** failures++);
+      restartTimer = setTimeout(() => void startReader(false), delayMs);
+    };
+    // The first start's failure is start-up's (a wrong password stops the process once); a
+    // replacement's failure is one more crash to back off from.
+    const startReader = async (first: boolean): Promise<void> => {
+      if (stopped) return;
+      const current = this.#port.topicReader({
+        topic: this.#topic,
+        from: next === undefined ? "earliest" : new Map([[0, next]]),
+        maxWaitMs: 500,
+        onEvent: (event) => {
+          if (event.type === "crashed") replace(current, event.error);
+        },
+      });
+      reader = current;
+      try {
+        await current.start(async (batches) => {
+          await handle(batches);
+          failures = 0;
+        });
+      } catch (err) {
+        if (first) throw err;
+        replace(current, err);
+      }
+    };
+    await startReader(true);
     await ready;
-    return { stop: () => reader.close() };
+    return {
+      stop: async () => {
+        stopped = true;
+        clearTimeout(restartTimer);
+        await reader?.close();
+      },
+    };
   }
 
   async latest(key: ControlKey): Promise<ControlRecord | undefined> {

@@ -186,6 +186,8 @@ export interface TopicAdmin {
   offsetsForTime(topic: string, timeMs: number): Promise<Map<number, number>>;
   /** A group's committed next offsets of a topic's partitions (partitions never committed are absent). */
   committedOffsets(groupId: string, topic: string): Promise<Map<number, number>>;
+  /** The largest record batch the broker accepts for the topic (its max.message.bytes). */
+  maxMessageBytes(topic: string): Promise<number>;
   close(): Promise<void>;
 }
 

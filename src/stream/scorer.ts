@@ -27,6 +27,7 @@ import { createKafkaPort, type KafkaConnectionSettings } from "./kafka/index.js"
 import {
   BROKER_AWAY_MS,
   KafkaPortError,
+  type KafkaPort,
   type OutgoingRecord,
   type RecordSink,
   type SourceEvent,
@@ -142,7 +143,23 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
   const sink: RecordSink | undefined = transactions ? undefined : port.sink({ retryForMs: BROKER_AWAY_MS });
   const publish = (records: readonly OutgoingRecord[]) => (transactions ?? sink!).publish(records);
   const decisions = new DecisionProducer({ publish, topic: k.decisionsTopic, decisionSchemaId });
-  const deadLetters = new DeadLetterPublisher({ publish, topic: k.dlqTopic });
+  const deadLetters = new DeadLetterPublisher({
+    publish,
+    topic: k.dlqTopic,
+    maxRecordBytes: await deadLetterLimit(port, k.dlqTopic, logger),
+    onTruncated: (letter) => {
+      metrics.countTruncatedDeadLetter();
+      logger.warn(
+        {
+          topic: letter.topic,
+          partition: letter.partition,
+          offset: letter.offset,
+          bytes: letter.value?.length,
+        },
+        "dead letter cut to fit the DLQ's size limit; the whole record stays in the input topic",
+      );
+    },
+  });
 
   const onStateChange = (name: string, state: BreakerState) => {
     metrics.setBreakerState(name, state);
@@ -322,6 +339,25 @@ function startShadowScoring(
     },
   });
   return { scoring, sink: o.sink };
+}
+
+/** The broker's default max.message.bytes (1 MiB + 12), assumed when the DLQ's cannot be read. */
+const BROKER_DEFAULT_MAX_MESSAGE_BYTES = 1_048_588;
+
+/** The largest dead letter the DLQ accepts: read once, since a letter over it stops the scorer. */
+async function deadLetterLimit(port: KafkaPort, topic: string, logger: Logger): Promise<number> {
+  const admin = port.admin();
+  try {
+    return await admin.maxMessageBytes(topic);
+  } catch (err) {
+    logger.warn(
+      { err, topic, assumed: BROKER_DEFAULT_MAX_MESSAGE_BYTES },
+      "the DLQ's max.message.bytes could not be read; dead letters are cut to the broker's default",
+    );
+    return BROKER_DEFAULT_MAX_MESSAGE_BYTES;
+  } finally {
+    await admin.close().catch(() => {});
+  }
 }
 
 /** The adapter names what failed (wrong password, untrusted certificate, lost brokers …). */

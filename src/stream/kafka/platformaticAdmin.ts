@@ -1,5 +1,5 @@
 // TopicAdmin over @platformatic/kafka's admin client.
-import { Admin, ListOffsetTimestamps } from "@platformatic/kafka";
+import { Admin, ConfigResourceTypes, ListOffsetTimestamps } from "@platformatic/kafka";
 import { KafkaPortError, type PartitionWatermarks, type TopicAdmin, type TopicSpec } from "../kafkaPort.js";
 
 export class PlatformaticAdmin implements TopicAdmin {
@@ -87,6 +87,23 @@ export class PlatformaticAdmin implements TopicAdmin {
     return out;
   }
 
+  async maxMessageBytes(topic: string): Promise<number> {
+    const [described] = await this.#admin.describeConfigs({
+      resources: [
+        {
+          resourceType: ConfigResourceTypes.TOPIC,
+          resourceName: topic,
+          configurationKeys: ["max.message.bytes"],
+        },
+      ],
+    });
+    const value = described?.configs.find((c) => c.name === "max.message.bytes")?.value;
+    const bytes = Number(value);
+    if (value == null || !Number.isSafeInteger(bytes) || bytes <= 0)
+      throw new KafkaPortError("not_found", `topic "${topic}" has no max.message.bytes (${String(value)})`);
+    return bytes;
+  }
+
   close(): Promise<void> {
     return this.#admin.close();
   }
@@ -133,6 +150,7 @@ export function translatingAdminErrors(admin: TopicAdmin, translate: (err: unkno
     watermarks: guarded((topic: string) => admin.watermarks(topic)),
     offsetsForTime: guarded((topic: string, timeMs: number) => admin.offsetsForTime(topic, timeMs)),
     committedOffsets: guarded((groupId: string, topic: string) => admin.committedOffsets(groupId, topic)),
+    maxMessageBytes: guarded((topic: string) => admin.maxMessageBytes(topic)),
     close: () => admin.close(),
   };
 }
