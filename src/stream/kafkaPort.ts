@@ -177,6 +177,7 @@ export interface TopicSpec {
 
 export interface TopicAdmin {
   listTopics(): Promise<string[]>;
+  /** Creates the topics that do not exist yet; one created meanwhile by someone else is fine. */
   createTopics(topics: readonly TopicSpec[]): Promise<void>;
   deleteTopics(topics: readonly string[]): Promise<void>;
   /** Partition count of each topic that exists. */

@@ -27,6 +27,7 @@ describe("Kafka", () => {
     expect(Object.fromEntries(counts)).toEqual({
       transactions: 12,
       decisions: 12,
+      "decisions.shadow": 12,
       "transactions.dlq": 3,
       "fraud-scorer.control": 1,
     });

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import {
   innermostReasons,
   isStaleLeaderError,
+  isTopicAlreadyExists,
   nonRetriableClientError,
 } from "../../src/stream/kafka/clientErrorKind.js";
 
@@ -93,5 +94,25 @@ describe("a send that failed on a moved leader", () => {
     ]);
     expect(isStaleLeaderError(wrapped)).toBe(false);
     expect(isStaleLeaderError(new Error("MESSAGE_TOO_LARGE"))).toBe(false);
+  });
+});
+
+describe("a topic creation that lost the race to another instance", () => {
+  const exists = Object.assign(new Error("Topic with this name already exists."), {
+    apiId: "TOPIC_ALREADY_EXISTS",
+  });
+  const invalid = Object.assign(new Error("Number of partitions is invalid."), {
+    apiId: "INVALID_PARTITIONS",
+  });
+
+  it("is recognised when every refusal says the topic exists", () => {
+    expect(isTopicAlreadyExists(new MultipleErrors("Creating topics failed.", [exists]))).toBe(true);
+  });
+
+  it("is not a refusal for anything else, alone or beside it", () => {
+    expect(isTopicAlreadyExists(new MultipleErrors("Creating topics failed.", [exists, invalid]))).toBe(
+      false,
+    );
+    expect(isTopicAlreadyExists(new Error("connect ECONNREFUSED"))).toBe(false);
   });
 });

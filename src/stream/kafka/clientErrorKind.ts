@@ -39,6 +39,17 @@ export function isStaleLeaderError(error: unknown): boolean {
   return false;
 }
 
+/** Every broker error in the tree says the topic already exists (another instance created it first). */
+export function isTopicAlreadyExists(error: unknown): boolean {
+  let seen = false;
+  for (const e of errorTree(error)) {
+    if (e.cause !== undefined || (Array.isArray(e.errors) && e.errors.length > 0)) continue;
+    if (e.apiId !== "TOPIC_ALREADY_EXISTS") return false;
+    seen = true;
+  }
+  return seen;
+}
+
 interface ErrorLike {
   readonly code?: unknown;
   readonly apiId?: unknown;

@@ -1,6 +1,19 @@
 // TopicAdmin over @platformatic/kafka's admin client.
 import { Admin, ConfigResourceTypes, ListOffsetTimestamps } from "@platformatic/kafka";
 import { KafkaPortError, type PartitionWatermarks, type TopicAdmin, type TopicSpec } from "../kafkaPort.js";
+import { isTopicAlreadyExists } from "./clientErrorKind.js";
+
+/**
+ * Instances starting together each see a topic missing and create it; all but the first are
+ * told it exists, which is what they wanted (a lost race, not a failure: it stopped start-up).
+ */
+async function existingIsFine(creating: Promise<unknown>): Promise<void> {
+  try {
+    await creating;
+  } catch (err) {
+    if (!isTopicAlreadyExists(err)) throw err;
+  }
+}
 
 export class PlatformaticAdmin implements TopicAdmin {
   readonly #admin: Admin;
@@ -17,21 +30,25 @@ export class PlatformaticAdmin implements TopicAdmin {
     if (topics.length === 0) return;
     const plain = topics.filter((t) => t.configs === undefined);
     if (plain.length > 0)
-      await this.#admin.createTopics({
-        topics: plain.map(({ topic, numPartitions, replicationFactor }) => ({
-          topic,
-          partitions: numPartitions,
-          replicas: replicationFactor ?? -1,
-        })),
-      });
+      await existingIsFine(
+        this.#admin.createTopics({
+          topics: plain.map(({ topic, numPartitions, replicationFactor }) => ({
+            topic,
+            partitions: numPartitions,
+            replicas: replicationFactor ?? -1,
+          })),
+        }),
+      );
     // The client takes configs per call, not per topic.
     for (const { topic, numPartitions, replicationFactor, configs } of topics.filter(
       (t) => t.configs !== undefined,
     ))
-      await this.#admin.createTopics({
-        topics: [{ topic, partitions: numPartitions, replicas: replicationFactor ?? -1 }],
-        configs: Object.entries(configs!).map(([name, value]) => ({ name, value })),
-      });
+      await existingIsFine(
+        this.#admin.createTopics({
+          topics: [{ topic, partitions: numPartitions, replicas: replicationFactor ?? -1 }],
+          configs: Object.entries(configs!).map(([name, value]) => ({ name, value })),
+        }),
+      );
   }
 
   async deleteTopics(topics: readonly string[]): Promise<void> {
