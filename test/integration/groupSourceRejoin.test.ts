@@ -78,7 +78,9 @@ describe("a group source across a rebalance", () => {
         firsts.map((b) => ({ topic: b.topic, partition: b.partition, offset: b.records.at(-1)!.offset + 1 })),
       );
     });
-    await expect.poll(() => (crashed() ? -1 : seen.size), { timeout: 30_000, interval: 100 }).toBe(2 * PER_PARTITION);
+    await expect
+      .poll(() => (crashed() ? -1 : seen.size), { timeout: 30_000, interval: 100 })
+      .toBe(2 * PER_PARTITION);
 
     // A second member: the group rebalances, each member keeps or gets one partition.
     const joinedBefore = events.filter((e) => e.type === "joined").length;
