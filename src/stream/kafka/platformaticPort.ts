@@ -30,6 +30,8 @@ const isolationLevel = (level: IsolationLevel | undefined) =>
 const DEFAULT_LAG_INTERVAL_MS = 5_000;
 const DEFAULT_MAX_WAIT_MS = 250;
 const DEFAULT_BUFFERED_RECORDS = 2_048;
+// The client's own rebalance timeout when none is given (@platformatic/kafka's default).
+const CLIENT_REBALANCE_TIMEOUT_MS = 102_000;
 // Java's defaults would be 1 MiB per partition and 50 MiB per fetch; the client's own are 50 MiB
 // for both, so one fetch could bring a whole backlog into memory. 8 MiB still carries tens of
 // thousands of small transactions per round trip.
@@ -39,6 +41,10 @@ export function createPlatformaticPort(settings: KafkaConnectionSettings): Kafka
   return {
     groupSource(options: GroupSourceOptions): RecordSource {
       const protocol = options.groupProtocol ?? "classic";
+      const rebalanceTimeoutMs =
+        options.sessionTimeoutMs !== undefined
+          ? Math.max(options.sessionTimeoutMs, 30_000)
+          : CLIENT_REBALANCE_TIMEOUT_MS;
       const group =
         protocol === "consumer"
           ? { groupProtocol: "consumer" as const }
@@ -49,7 +55,7 @@ export function createPlatformaticPort(settings: KafkaConnectionSettings): Kafka
                     sessionTimeout: options.sessionTimeoutMs,
                     // A heartbeat every third of the session: two may be lost before the broker gives up.
                     heartbeatInterval: Math.max(100, Math.floor(options.sessionTimeoutMs / 3)),
-                    rebalanceTimeout: Math.max(options.sessionTimeoutMs, 30_000),
+                    rebalanceTimeout: rebalanceTimeoutMs,
                     // Unanswered for a whole session, the broker has dropped us: stop, don't hang on.
                     heartbeatStallTimeout: options.sessionTimeoutMs,
                   }
@@ -77,7 +83,7 @@ export function createPlatformaticPort(settings: KafkaConnectionSettings): Kafka
         consume,
         maxRecordsPerHandover: bufferedRecords,
         commits: true,
-        holdDuringRebalance: protocol === "classic",
+        rebalanceHoldMs: protocol === "classic" ? rebalanceTimeoutMs : undefined,
         errorContext: { settings, groupId: options.groupId, groupInstanceId: options.groupInstanceId },
         onEvent: options.onEvent,
         lag:

@@ -8,8 +8,14 @@
 // every rebalance and decide the buffered records of partitions the group has given to another
 // member (which reads them too): the rebalances scenario counted 24,263 duplicate decisions of
 // 30,000. A group source therefore hands over nothing while a classic-protocol rebalance is in
-// progress, drops records of partitions it no longer owns, hands over no offset of a partition
-// twice, and does not commit partitions it has lost (their new owner commits them).
+// progress (at most a rebalance timeout: a hold is never forever), drops records of partitions
+// it no longer owns, hands over no offset of a partition it kept twice, and does not commit
+// partitions it has lost (their new owner commits them).
+//
+// Dropped records never end a read: the stream announces records again only once it has been
+// read empty, so a read that stopped after a hand-over's worth of dropped records, with more
+// buffered, left the member holding its partitions and deciding nothing (the chaos rebalances
+// scenario: a member idle for 90 s after a rejoin).
 import type { Consumer, ConsumeOptions, Message, MessagesStream } from "@platformatic/kafka";
 import {
   KafkaPortError,
@@ -45,9 +51,11 @@ export interface PlatformaticSourceOptions {
   readonly commits: boolean;
   /**
    * Classic protocol: the client rejoins after announcing a rebalance, and reports the new
-   * assignment when it has. (KIP-848 revokes without a rejoin: nothing to wait for there.)
+   * assignment when it has; hand-overs wait for that, at most this long (the group's rebalance
+   * timeout: a rejoin that takes longer has failed, and the client says so). Absent: no hold
+   * (KIP-848 revokes without a rejoin: nothing to wait for there).
    */
-  readonly holdDuringRebalance?: boolean;
+  readonly rebalanceHoldMs?: number | undefined;
   readonly onEvent?: ((event: SourceEvent) => void) | undefined;
   /** Names failures no retry cures (wrong password, untrusted certificate, instance id held). */
   readonly errorContext: ClientErrorContext;
@@ -68,8 +76,9 @@ export class PlatformaticSource implements RecordSource {
   readonly #uncommitted = new Map<string, Map<number, KafkaMessage>>();
   /** Per partition, the offset after the last record handed over. */
   readonly #handedOver = new Map<string, number>();
-  /** Between a classic rebalance's announcement and the member's rejoin. */
+  /** Between a classic rebalance's announcement and the member's rejoin (or the hold's limit). */
   #rebalancing = false;
+  #holdTimer: NodeJS.Timeout | undefined;
 
   constructor(options: PlatformaticSourceOptions) {
     this.#options = options;
@@ -87,11 +96,11 @@ export class PlatformaticSource implements RecordSource {
         partitions.map((partition) => ({ topic, partition })),
       );
       onEvent?.({ type: "joined", memberId: payload.memberId, assigned });
-      this.#rebalancing = false;
-      this.#deliver();
+      this.#forgetLostPartitions();
+      this.#endHold();
     });
     consumer.on("consumer:group:rebalance", () => {
-      if (this.#options.holdDuringRebalance === true) this.#rebalancing = true;
+      this.#startHold();
       onEvent?.({ type: "revoked" });
     });
     consumer.on("error", (error: unknown) => this.#crash(error));
@@ -137,6 +146,7 @@ export class PlatformaticSource implements RecordSource {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    clearTimeout(this.#holdTimer);
     this.#options.consumer.stopLagMonitoring();
     await this.#stream?.close().catch(() => undefined);
     await this.#options.consumer.close(true);
@@ -171,15 +181,16 @@ export class PlatformaticSource implements RecordSource {
     const max = this.#options.maxRecordsPerHandover;
     let taken = 0;
     let message: KafkaMessage | null;
-    // What is left in the stream's buffer is taken once the handler settles.
+    // What is left in the stream's buffer is taken once the handler settles. Dropped records
+    // don't count: the loop ends with a hand-over to settle or with the stream read empty.
     while (taken < max && (message = stream.read() as KafkaMessage | null) !== null) {
-      taken++;
       const key = partitionKey(message.topic, message.partition);
       if (owned !== undefined) {
         const offset = Number(message.offset);
         if (!owned.has(key) || offset < (this.#handedOver.get(key) ?? 0)) continue;
         this.#handedOver.set(key, offset + 1);
       }
+      taken++;
       let entry = byPartition.get(key);
       if (entry === undefined) {
         const records: ConsumedRecord[] = [];
@@ -216,6 +227,34 @@ export class PlatformaticSource implements RecordSource {
         },
         (error: unknown) => this.#crash(error),
       );
+  }
+
+  #startHold(): void {
+    const limitMs = this.#options.rebalanceHoldMs;
+    if (limitMs === undefined || this.#closed) return;
+    this.#rebalancing = true;
+    clearTimeout(this.#holdTimer);
+    this.#holdTimer = setTimeout(() => this.#endHold(), limitMs);
+    this.#holdTimer.unref();
+  }
+
+  #endHold(): void {
+    clearTimeout(this.#holdTimer);
+    this.#holdTimer = undefined;
+    this.#rebalancing = false;
+    this.#deliver();
+  }
+
+  /**
+   * A lost partition's records this member handed over are its new owner's to decide, or to
+   * leave to the group's committed offset. Got back later, the partition is read from that
+   * offset again: skipping up to what was handed over before could skip records nobody decided
+   * (a hand-over whose decisions never landed, an aborted transaction).
+   */
+  #forgetLostPartitions(): void {
+    if (!this.#options.commits) return;
+    const owned = this.#ownedPartitions();
+    for (const key of this.#handedOver.keys()) if (!owned.has(key)) this.#handedOver.delete(key);
   }
 
   /** "topic\u0000partition" of each partition the group has given this member now. */
