@@ -35,6 +35,10 @@ export interface CeilingResult {
   readonly recordBytes: number;
   readonly partitions: number;
   readonly scorer: DrainThroughput;
+  /** The scorer with --exactly-once: consume → score → produce in Kafka transactions. */
+  readonly scorerExactlyOnce?: DrainThroughput;
+  /** exactly-once ÷ at-least-once scorer: what the transactions cost in throughput. */
+  readonly exactlyOnceOverScorer?: number;
   /** The same client as the scorer's, through the port (absent in results before the port: kafkajs). */
   readonly passthroughClient?: string;
   readonly passthrough: DrainThroughput;
@@ -70,6 +74,8 @@ export async function ceiling(ctx: BenchContext): Promise<CeilingResult> {
 
   const scorer = await drainThroughScorer(ctx, input, records);
   ctx.log(`  scorer: ${scorer.recordsPerSecond} records/s`);
+  const scorerExactlyOnce = await drainThroughScorer(ctx, input, records, { exactlyOnce: true });
+  ctx.log(`  scorer --exactly-once: ${scorerExactlyOnce.recordsPerSecond} records/s`);
 
   const tools = findKafkaTools(ctx.root);
   let kafkaProducerPerf: CeilingResult["kafkaProducerPerf"];
@@ -102,6 +108,8 @@ export async function ceiling(ctx: BenchContext): Promise<CeilingResult> {
     recordBytes: Math.round(recordBytes * 10) / 10,
     partitions,
     scorer,
+    scorerExactlyOnce,
+    exactlyOnceOverScorer: round3(scorerExactlyOnce.recordsPerSecond / scorer.recordsPerSecond),
     passthroughClient: PORT_CLIENT,
     passthrough,
     kafkajsPassthrough,
@@ -212,26 +220,69 @@ async function drainThroughPassthrough(
   }
 }
 
+/**
+ * The scorer draining the backlog in a group of its own. Exactly-once output holds a transaction
+ * marker per partition per transaction, so its end offsets overcount: its drain is timed by the
+ * group's committed input offsets instead, which commit inside the same transactions.
+ */
 async function drainThroughScorer(
   ctx: BenchContext,
   input: string,
   records: number,
+  { exactlyOnce = false } = {},
 ): Promise<DrainThroughput> {
   const { partitions } = ctx.plan.ceiling;
-  const own = await ctx.topics.scorerTopics("ceiling", partitions);
+  const label = exactlyOnce ? "ceiling-eos" : "ceiling";
+  const own = await ctx.topics.scorerTopics(label, partitions);
   const topics = { ...own, transactions: input };
+  const groupId = `scorer-${label}-${input}`;
   const scorer = await ScorerChild.start({
     root: ctx.root,
-    env: scorerEnv({ endpoints: ctx.endpoints, topics, namespace: ctx.namespace("ceiling") }),
-    logFile: ctx.logFile("ceiling-scorer"),
+    env: scorerEnv({
+      endpoints: ctx.endpoints,
+      topics,
+      namespace: ctx.namespace(label),
+      overrides: { KAFKA_GROUP_ID: groupId, ...(exactlyOnce ? { KAFKA_EXACTLY_ONCE: "true" } : {}) },
+    }),
+    logFile: ctx.logFile(`${label}-scorer`),
   });
   // Joining is the last readiness condition; /readyz is polled every 20 ms.
   const joinedAt = Promise.resolve(
     scorer.spawnedAt + (scorer.timeline.conditionsMetMs.groupJoined ?? scorer.timeline.readyMs),
   );
   try {
-    return await measureOutput(ctx, topics.decisions, records, joinedAt, 600_000);
+    return exactlyOnce
+      ? await measureCommitted(ctx, groupId, input, records, joinedAt, 600_000)
+      : await measureOutput(ctx, topics.decisions, records, joinedAt, 600_000);
   } finally {
     await scorer.stop();
+  }
+}
+
+async function measureCommitted(
+  ctx: BenchContext,
+  groupId: string,
+  input: string,
+  expected: number,
+  joinedAt: Promise<number>,
+  timeoutMs: number,
+): Promise<DrainThroughput> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const count = await ctx.topics.committedCount(groupId, input);
+    const at = performance.now();
+    if (count >= expected) {
+      const seconds = Math.max(0.001, (at - (await joinedAt)) / 1000);
+      return {
+        records: count,
+        seconds: Math.round(seconds * 1000) / 1000,
+        recordsPerSecond: Math.round(count / seconds),
+      };
+    }
+    if (Date.now() > deadline)
+      throw new Error(
+        `${groupId}: committed ${count} of ${expected} records of ${input} after ${timeoutMs} ms`,
+      );
+    await sleep(POLL_MS);
   }
 }

@@ -56,6 +56,17 @@ export class TopicRegistry {
     return watermarks.reduce((n, p) => n + p.high, 0);
   }
 
+  /**
+   * Records of `topic` a consumer group has committed past: exact whether or not its output was
+   * written in transactions (an exactly-once scorer commits its input offsets inside them).
+   */
+  async committedCount(groupId: string, topic: string): Promise<number> {
+    let n = 0;
+    for (const offset of (await this.#admin.committedOffsets(groupId, topic)).values())
+      n += Math.max(0, offset);
+    return n;
+  }
+
   /** Deletes every topic this registry created. */
   async close(): Promise<void> {
     try {

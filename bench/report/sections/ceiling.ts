@@ -23,6 +23,15 @@ export const ceilingReport: SectionRenderer<CeilingResult> = {
         `${fmt(c.scorer.recordsPerSecond)} vs ${fmt(c.passthrough.recordsPerSecond)} records/s`,
         `scorer keeps ${pct(c.scorerOverPassthrough)} of the passthrough`,
       ],
+      ...(c.scorerExactlyOnce
+        ? [
+            [
+              "6. Ceiling: scorer --exactly-once vs at-least-once (drain a backlog)",
+              `${fmt(c.scorerExactlyOnce.recordsPerSecond)} vs ${fmt(c.scorer.recordsPerSecond)} records/s`,
+              `exactly-once keeps ${pct(c.exactlyOnceOverScorer!)} of the at-least-once throughput`,
+            ],
+          ]
+        : []),
       [
         "6. Ceiling: Kafka's own perf tools (broker limit here)",
         `consume ${consumer === undefined ? "n/a" : fmt(consumer)}, produce ${producer === undefined ? "n/a" : fmt(producer)} records/s`,
@@ -52,6 +61,9 @@ export const ceilingReport: SectionRenderer<CeilingResult> = {
         ["", "records / s"],
         [
           ["fraud-scorer serve", fmt(c.scorer.recordsPerSecond)],
+          ...(c.scorerExactlyOnce
+            ? [["fraud-scorer serve --exactly-once", fmt(c.scorerExactlyOnce.recordsPerSecond)]]
+            : []),
           [passthroughName(c), fmt(c.passthrough.recordsPerSecond)],
           ...(c.kafkajsPassthrough
             ? [["kafkajs passthrough", fmt(c.kafkajsPassthrough.recordsPerSecond)]]
@@ -64,7 +76,12 @@ export const ceilingReport: SectionRenderer<CeilingResult> = {
       `**The scorer keeps ${pct(c.scorerOverPassthrough)} of the passthrough's throughput**` +
         (c.passthroughOverKafkaConsumer === undefined
           ? "."
-          : `; the passthrough itself reaches ${pct(c.passthroughOverKafkaConsumer)} of Kafka's own consumer.`),
+          : `; the passthrough itself reaches ${pct(c.passthroughOverKafkaConsumer)} of Kafka's own consumer.`) +
+        (c.scorerExactlyOnce
+          ? ` With \`--exactly-once\` (consume → score → produce in Kafka transactions, input offsets committed inside ` +
+            `them; timed by the group's committed offsets, since transaction markers take offsets on the output) the scorer ` +
+            `keeps ${pct(c.exactlyOnceOverScorer!)} of its at-least-once throughput.`
+          : ""),
       "",
       chart(
         "ceiling",
