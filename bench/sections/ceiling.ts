@@ -166,20 +166,30 @@ async function measureOutput(
   joinedAt: Promise<number>,
   timeoutMs: number,
 ): Promise<DrainThroughput> {
+  return measureDrain(() => ctx.topics.recordCount(topic), topic, expected, joinedAt, timeoutMs);
+}
+
+/** Polls `count` until it reaches `expected`; the rate runs from the join to that poll. */
+async function measureDrain(
+  count: () => Promise<number>,
+  what: string,
+  expected: number,
+  joinedAt: Promise<number>,
+  timeoutMs: number,
+): Promise<DrainThroughput> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const count = await ctx.topics.recordCount(topic);
+    const n = await count();
     const at = performance.now();
-    if (count >= expected) {
+    if (n >= expected) {
       const seconds = Math.max(0.001, (at - (await joinedAt)) / 1000);
       return {
-        records: count,
+        records: n,
         seconds: Math.round(seconds * 1000) / 1000,
-        recordsPerSecond: Math.round(count / seconds),
+        recordsPerSecond: Math.round(n / seconds),
       };
     }
-    if (Date.now() > deadline)
-      throw new Error(`${topic}: ${count} of ${expected} records after ${timeoutMs} ms`);
+    if (Date.now() > deadline) throw new Error(`${what}: ${n} of ${expected} records after ${timeoutMs} ms`);
     await sleep(POLL_MS);
   }
 }
@@ -252,37 +262,15 @@ async function drainThroughScorer(
   );
   try {
     return exactlyOnce
-      ? await measureCommitted(ctx, groupId, input, records, joinedAt, 600_000)
+      ? await measureDrain(
+          () => ctx.topics.committedCount(groupId, input),
+          `${groupId} committed on ${input}`,
+          records,
+          joinedAt,
+          600_000,
+        )
       : await measureOutput(ctx, topics.decisions, records, joinedAt, 600_000);
   } finally {
     await scorer.stop();
-  }
-}
-
-async function measureCommitted(
-  ctx: BenchContext,
-  groupId: string,
-  input: string,
-  expected: number,
-  joinedAt: Promise<number>,
-  timeoutMs: number,
-): Promise<DrainThroughput> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const count = await ctx.topics.committedCount(groupId, input);
-    const at = performance.now();
-    if (count >= expected) {
-      const seconds = Math.max(0.001, (at - (await joinedAt)) / 1000);
-      return {
-        records: count,
-        seconds: Math.round(seconds * 1000) / 1000,
-        recordsPerSecond: Math.round(count / seconds),
-      };
-    }
-    if (Date.now() > deadline)
-      throw new Error(
-        `${groupId}: committed ${count} of ${expected} records of ${input} after ${timeoutMs} ms`,
-      );
-    await sleep(POLL_MS);
   }
 }

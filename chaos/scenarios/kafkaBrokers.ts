@@ -10,6 +10,7 @@ import { faultRun } from "../faultRun.js";
 import { ms, outcome } from "../outcome.js";
 import { startPrivateKafka } from "../privateKafka.js";
 import { check, type Scenario } from "../scenario.js";
+import { slowDependency } from "./slowDependency.js";
 
 const STALL_TARGET_MS = 5_000;
 const kafkaDir = () => mkdtempSync(join(tmpdir(), "chaos-kafka-"));
@@ -86,47 +87,28 @@ export const threeBrokersScenario: Scenario = {
   },
 };
 
-function slowKafka(delayMs: number): Scenario {
-  return {
-    name: `slow-kafka-${delayMs}ms`,
-    summary: `every Kafka round trip +${delayMs} ms each way, through a delaying TCP proxy`,
-    async run(ctx) {
-      const rate = 1_000;
-      const durationS = Math.max(20, Math.round(60 * ctx.scale));
-      let listenPort = 0;
-      const proxy = await startDelayProxy({ targetPort: () => listenPort, delayMs });
-      const kafka = await startPrivateKafka({
-        root: ctx.root,
-        dir: kafkaDir(),
-        advertisedPorts: [proxy.port],
-      }).catch(async (e: unknown) => {
-        await proxy.close();
-        throw e;
-      });
-      listenPort = kafka.listenPorts[0]!;
-      try {
-        const result = await faultRun(
-          ctx,
-          {
-            label: `slowkafka${delayMs}`,
-            ratePerSecond: rate,
-            durationS,
-            kafkaBrokers: kafka.brokers,
-            suiteBrokers: kafka.internalBrokers,
-          },
-          async () => {},
-        );
-        const d = result.decisions;
-        return outcome(`${rate} tx/s × ${durationS} s, Kafka +${delayMs} ms`, result, [
-          check("p99 inside the 200 ms budget", d.p99Ms <= 200, ms(d.p99Ms)),
-        ]);
-      } finally {
+/** The private broker advertises the proxy's port, so every client's traffic takes the slow link. */
+const slowKafka = (delayMs: number) =>
+  slowDependency("Kafka", delayMs, async (ctx) => {
+    let listenPort = 0;
+    const proxy = await startDelayProxy({ targetPort: () => listenPort, delayMs });
+    const kafka = await startPrivateKafka({
+      root: ctx.root,
+      dir: kafkaDir(),
+      advertisedPorts: [proxy.port],
+    }).catch(async (e: unknown) => {
+      await proxy.close();
+      throw e;
+    });
+    listenPort = kafka.listenPorts[0]!;
+    return {
+      endpoints: { kafkaBrokers: kafka.brokers, suiteBrokers: kafka.internalBrokers },
+      async close() {
         await kafka.stop();
         await proxy.close();
-      }
-    },
-  };
-}
+      },
+    };
+  });
 
 export const slowKafka50Scenario = slowKafka(50);
 export const slowKafka500Scenario = slowKafka(500);

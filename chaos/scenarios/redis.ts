@@ -7,6 +7,7 @@ import { faultRun } from "../faultRun.js";
 import { ms, outcome } from "../outcome.js";
 import { startPrivateRedis, startPrivateRedisCluster } from "../../stack/privateRedis.js";
 import { check, type Scenario } from "../scenario.js";
+import { slowDependency } from "./slowDependency.js";
 
 const BUDGET_MS = 200;
 
@@ -45,37 +46,19 @@ export const redisOutageScenario: Scenario = {
   },
 };
 
-function slowRedis(delayMs: number): Scenario {
-  return {
-    name: `slow-redis-${delayMs}ms`,
-    summary: `every Redis round trip +${delayMs} ms each way, through a delaying TCP proxy`,
-    async run(ctx) {
-      const rate = 1_000;
-      const durationS = Math.max(20, Math.round(60 * ctx.scale));
-      const target = new URL(ctx.endpoints.redisUrl);
-      const proxy = await startDelayProxy({
-        targetHost: target.hostname,
-        targetPort: Number(target.port || 6379),
-        delayMs,
-      });
-      try {
-        const proxied = new URL(ctx.endpoints.redisUrl);
-        proxied.port = String(proxy.port);
-        const result = await faultRun(
-          ctx,
-          { label: `slowredis${delayMs}`, ratePerSecond: rate, durationS, redisUrl: proxied.toString() },
-          async () => {},
-        );
-        const d = result.decisions;
-        return outcome(`${rate} tx/s × ${durationS} s, Redis +${delayMs} ms`, result, [
-          check(`p99 inside the ${BUDGET_MS} ms budget`, d.p99Ms <= BUDGET_MS, ms(d.p99Ms)),
-        ]);
-      } finally {
-        await proxy.close();
-      }
-    },
-  };
-}
+/** A proxy in front of the shared Redis (never the shared server itself). */
+const slowRedis = (delayMs: number) =>
+  slowDependency("Redis", delayMs, async (ctx) => {
+    const target = new URL(ctx.endpoints.redisUrl);
+    const proxy = await startDelayProxy({
+      targetHost: target.hostname,
+      targetPort: Number(target.port || 6379),
+      delayMs,
+    });
+    const proxied = new URL(ctx.endpoints.redisUrl);
+    proxied.port = String(proxy.port);
+    return { endpoints: { redisUrl: proxied.toString() }, close: () => proxy.close() };
+  });
 
 export const slowRedis50Scenario = slowRedis(50);
 export const slowRedis500Scenario = slowRedis(500);
