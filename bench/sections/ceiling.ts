@@ -252,7 +252,11 @@ async function drainThroughScorer(
       endpoints: ctx.endpoints,
       topics,
       namespace: ctx.namespace(label),
-      overrides: { KAFKA_GROUP_ID: groupId, ...(exactlyOnce ? { KAFKA_EXACTLY_ONCE: "true" } : {}) },
+      overrides: {
+        KAFKA_GROUP_ID: groupId,
+        // Exactly-once derives its transactional ids from the static member's id.
+        ...(exactlyOnce ? { KAFKA_EXACTLY_ONCE: "true", KAFKA_GROUP_INSTANCE_ID: `${label}-1` } : {}),
+      },
     }),
     logFile: ctx.logFile(`${label}-scorer`),
   });
