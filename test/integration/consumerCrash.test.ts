@@ -1,6 +1,7 @@
 // A scorer whose broker goes away for good: readiness drops and the process stops through the
 // one fatal path with one fatal line, instead of hanging on as a member nobody assigns. The
 // broker is a private one on spare ports (stopping the shared one would break every other run).
+import { setTimeout as sleep } from "node:timers/promises";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
@@ -64,7 +65,7 @@ it("drops readiness and exits through the fatal path when its broker is gone for
   let status: number | "down" = 200;
   const deadline = Date.now() + 90_000;
   while (status === 200 && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 250));
+    await sleep(250);
     status = await readyStatus(scorer.port);
   }
   expect(status).not.toBe(200);

@@ -2,6 +2,7 @@
 // away (its reader crashes after the client's retries and is replaced after a backoff) and a
 // record published once the broker is back reaches it, with nothing applied twice. The broker
 // is a private one on spare ports: stopping the shared one would break every other run.
+import { setTimeout as sleep } from "node:timers/promises";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -41,7 +42,7 @@ async function until(what: string, done: () => boolean, timeoutMs: number): Prom
   const deadline = Date.now() + timeoutMs;
   while (!done()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
   }
 }
 
@@ -76,7 +77,7 @@ it("applies a promotion published after the broker came back, and none twice", a
         break;
       } catch (err) {
         if (Date.now() > deadline) throw err;
-        await new Promise((r) => setTimeout(r, 1_000));
+        await sleep(1_000);
       }
     }
     await until("r3 after the restart", () => seen.includes("r3"), 120_000);

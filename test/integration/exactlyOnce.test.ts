@@ -1,6 +1,7 @@
 // Exactly-once decisions: `serve --exactly-once` consumes, scores and produces inside Kafka
 // transactions with the consumed offsets committed in them. Killed mid-stream again and again,
 // it still leaves every transaction decided once for a read_committed reader.
+import { setTimeout as sleep } from "node:timers/promises";
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ScorerChild } from "../../src/tools/scorerChild.js";
@@ -47,7 +48,7 @@ describe("exactly-once decisions", () => {
             .slice(i, i + chunk)
             .map((tx) => ({ topic: topics.transactions, key: tx.cardId, value: delimitedRecord(tx) })),
         );
-        await new Promise((r) => setTimeout(r, 20));
+        await sleep(20);
         if (killPoints.has(i)) {
           await scorer.stop("SIGKILL");
           scorer = await ScorerChild.start({ env });
@@ -55,7 +56,7 @@ describe("exactly-once decisions", () => {
       }
       await committed.waitForDistinct(txs.length, 180_000);
       // Let anything a duplicate would need to show up arrive before counting.
-      await new Promise((r) => setTimeout(r, 2_000));
+      await sleep(2_000);
     } catch (err) {
       (err as Error).message += `\n--- scorer log (tail) ---\n${scorer.logTail(40)}`;
       throw err;

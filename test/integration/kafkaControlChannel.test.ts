@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { randomUUID } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
 import type { ControlRecord } from "../../src/control/controlRecord.js";
@@ -39,7 +40,7 @@ describe("the control channel on a compacted Kafka topic", () => {
     );
     expect(seen).toEqual(["r2"]);
     await channel.publish(rules("r3"));
-    for (let i = 0; i < 100 && seen.length < 2; i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 100 && seen.length < 2; i++) await sleep(100);
     await subscription.stop();
     expect(seen).toEqual(["r2", "r3"]);
     const latest = await channel.latest("rules");

@@ -3,6 +3,7 @@
 // where the KIP-848 protocol refuses the instance id until the dead member's broker-side
 // session expires). A SIGKILLed instance restarted at once takes its partitions straight
 // back; a member gone for good is replaced within the session timeout.
+import { setTimeout as sleep } from "node:timers/promises";
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Transaction } from "../../src/codec/messages.js";
@@ -32,7 +33,7 @@ async function pacedTraffic(topic: string, txs: readonly Transaction[]): Promise
     await producer.publish(
       txs.slice(i, i + 10).map((tx) => ({ topic, key: tx.cardId, value: delimitedRecord(tx) })),
     );
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
   }
 }
 
@@ -107,7 +108,7 @@ describe("static group membership", () => {
           await producer.publish(
             chunk.map((tx) => ({ topic: topics.transactions, key: tx.cardId, value: delimitedRecord(tx) })),
           );
-          await new Promise((r) => setTimeout(r, 20));
+          await sleep(20);
         }
       })();
       await decisions.waitFor(() => decisions.records.length >= 1_000, 60_000, "decisions before the kill");

@@ -1,6 +1,7 @@
 // A 10 s Redis outage under steady traffic, through the scoring core as `serve` wires it (real
 // model, real rules, RedisCardStateStore on a private redis-server, breakers, the deferred state
 // lane, the scoring queue); Kafka is left out so what is asserted is the scorer's own doing.
+import { setTimeout as sleep } from "node:timers/promises";
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
@@ -191,5 +192,3 @@ describe("a Redis outage under steady traffic", () => {
     }
   }, 60_000);
 });
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

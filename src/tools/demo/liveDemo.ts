@@ -3,6 +3,7 @@
 //   ─► `fraud-scorer serve` (child process) ─► demo decisions topic ─► followDecisions
 //   ─► latency = arrival − scheduled send, in HDR histograms; decision mix; fraud caught/missed.
 // Its topics, consumer group and state namespace are its own and are removed afterwards.
+import { setTimeout as sleep } from "node:timers/promises";
 import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { cpus, loadavg } from "node:os";
@@ -179,7 +180,7 @@ export async function runLiveDemo(o: LiveDemoOptions): Promise<DemoReport> {
       Date.now() - drainStart < DRAIN_MAX_MS
     ) {
       progress("draining");
-      await new Promise((r) => setTimeout(r, 250));
+      await sleep(250);
     }
     progress("draining");
 

@@ -2,6 +2,7 @@
 // loop (send, wait for the ack, send the next) slows down with the broker and so never sees the
 // queueing a slow broker causes; here every record carries its scheduled time as its
 // timestamp, so lateness anywhere — our own included — shows up as latency.
+import { setTimeout as sleep } from "node:timers/promises";
 import { SendLag } from "./sendLag.js";
 
 export interface OpenLoopPlan {
@@ -59,7 +60,7 @@ export interface LoopClock {
 
 export const realLoopClock: LoopClock = {
   nowMs: () => performance.timeOrigin + performance.now(),
-  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  sleep: (ms) => sleep(ms),
 };
 
 /** What the loop sends: anything with a due time and a transaction count. */
