@@ -13,6 +13,8 @@ import { wallClock } from "../support/wallClock.js";
 
 export interface RateStep extends LatencyReport {
   readonly targetRate: number;
+  /** Seconds measured after the warm-up (absent in results written before it was recorded). */
+  readonly measureS?: number;
   /** Records the broker acknowledged per second of sending. */
   readonly achievedRate: number;
   readonly generatorMaxLagMs: number;
@@ -120,8 +122,13 @@ export const START_LEAD_MS = 500;
  */
 export const MAX_FALLBACK_SHARE = 0.01;
 
-export async function runStep(ctx: BenchContext, rig: ScorerRig, rate: number): Promise<RateStep> {
-  const { warmupS, measureS, drainS, budgetMs } = ctx.plan.endToEnd;
+export async function runStep(
+  ctx: BenchContext,
+  rig: ScorerRig,
+  rate: number,
+  measureS = ctx.plan.endToEnd.measureS,
+): Promise<RateStep> {
+  const { warmupS, drainS, budgetMs } = ctx.plan.endToEnd;
   const count = Math.round(rate * (warmupS + measureS));
   const sink = new LatencySink(budgetMs);
   const clock = wallClock();
@@ -143,6 +150,7 @@ export async function runStep(ctx: BenchContext, rig: ScorerRig, rate: number): 
   if (!withinBudget || !modelDecides) rig.dirty = true;
   const step: RateStep = {
     targetRate: rate,
+    measureS,
     achievedRate: Math.round(sent.achievedRatePerSecond),
     generatorMaxLagMs: Math.round(sent.maxIssueLagMs * 10) / 10,
     generatorStalls: sent.stalls,
@@ -152,7 +160,7 @@ export async function runStep(ctx: BenchContext, rig: ScorerRig, rate: number): 
     ...report,
   };
   ctx.log(
-    `  ${rate} tx/s: p50 ${step.endToEnd.p50Ms} ms, p99 ${step.endToEnd.p99Ms} ms, max ${step.endToEnd.maxMs} ms` +
+    `  ${rate} tx/s for ${measureS} s: p50 ${step.endToEnd.p50Ms} ms, p99 ${step.endToEnd.p99Ms} ms, max ${step.endToEnd.maxMs} ms` +
       `, ${step.decided} decided, ${step.undecided} undecided, sent at ${step.achievedRate} tx/s` +
       (step.fallbackShare > 0 ? `, ${(step.fallbackShare * 100).toFixed(1)} % rules fallback` : ""),
   );
@@ -160,21 +168,22 @@ export async function runStep(ctx: BenchContext, rig: ScorerRig, rate: number): 
 }
 
 export async function endToEnd(ctx: BenchContext): Promise<EndToEndResult> {
-  const { rates, searchProbes, budgetMs, partitions, warmupS, measureS } = ctx.plan.endToEnd;
+  const { rates, searchProbes, budgetMs, partitions, warmupS, measureS, sustained } = ctx.plan.endToEnd;
   let rig: ScorerRig | undefined;
   let starts = 0;
-  const step = async (rate: number) => {
+  const step = async (rate: number, seconds = measureS) => {
     if (rig?.dirty) {
       await rig.stop();
       rig = undefined;
     }
     rig ??= await ScorerRig.start(ctx, starts++);
-    return runStep(ctx, rig, rate);
+    return runStep(ctx, rig, rate, seconds);
   };
   try {
     ctx.log(`end to end: fixed rates ${rates.join(", ")} tx/s, ${warmupS} s warm-up + ${measureS} s each`);
     const fixedRates: RateStep[] = [];
-    for (const rate of rates) fixedRates.push(await step(rate));
+    for (const rate of rates)
+      fixedRates.push(await step(rate, rate === sustained.rate ? sustained.measureS : measureS));
 
     // Bisect (geometrically) between the best passing and the worst failing rate seen so far.
     let lo = Math.max(0, ...fixedRates.filter((s) => s.passes).map((s) => s.targetRate));
