@@ -15,7 +15,9 @@ const options = new Command("chaos")
   .description("fault scenarios on the local stack; writes docs/RELIABILITY.md")
   .option("--only <names>", "comma-separated scenario names")
   .option("--soak", "also run the 30-minute soak")
-  .option("--soak-rate <tx/s>", "soak load: half the highest sustainable rate", "500")
+  // Half of the 9,600 tx/s the bench's rate search sustained on the 2-core reference machine
+  // (bench/results/2026-11-30.md); pass half of your own machine's figure elsewhere.
+  .option("--soak-rate <tx/s>", "soak load: half the highest sustainable rate", "4800")
   .option("--scale <factor>", "shrink durations and counts (1 = the full scenarios)", "1")
   .option("--list", "list the scenarios and exit")
   .parse()
