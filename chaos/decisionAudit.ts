@@ -27,13 +27,26 @@ export interface DecisionAudit {
   readonly duplicates: number;
   /** Decisions for ids never sent: a decoding or keying bug. */
   readonly unexpected: number;
-  /** First decision of each transaction: record timestamp (scheduled send) → broker append. */
+  /**
+   * First decision of each transaction: record timestamp (scheduled send) → the decision
+   * record's timestamp. Meant as the broker's append time (the topic is LogAppendTime), but
+   * @platformatic/kafka 2.12 reads firstTimestamp + delta and ignores the batch's LogAppendTime,
+   * so it is the moment the scorer's produce request was built: the last produce leg is missing.
+   */
   readonly latenciesMs: readonly number[];
   /** [scheduled send ms, latency ms] of each decided transaction, in send order. */
   readonly timeline: readonly (readonly [number, number])[];
   readonly p50Ms: number;
   readonly p99Ms: number;
   readonly p100Ms: number;
+  /**
+   * Where the latency went, from the first decisions' own records: `arrival` is record timestamp
+   * → picked by the scoring loop (the sender's publish, the scorer's fetch, the queue), `publish`
+   * is decided → the decision record's timestamp (see `latenciesMs`). p50 and p99 of each, ms.
+   */
+  readonly legs: { readonly arrival: LegPercentiles; readonly publish: LegPercentiles };
+  /** [arrival ms, decided by the rules] of each first decision: who had budget for the model. */
+  readonly arrivalsAndFallbacks: readonly (readonly [number, boolean])[];
   /** Longest gap between consecutive first decisions of one input partition's transactions. */
   readonly longestStallMs: number;
   readonly fallbackShare: number;
@@ -43,6 +56,16 @@ export interface DecisionAudit {
   /** Transactions per card, from what was sent: what each card's state must have counted. */
   readonly perCard: ReadonlyMap<string, number>;
 }
+
+export interface LegPercentiles {
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+}
+
+const legPercentiles = (values: number[]): LegPercentiles => {
+  values.sort((a, b) => a - b);
+  return { p50Ms: percentile(values, 50), p99Ms: percentile(values, 99) };
+};
 
 export function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
@@ -90,7 +113,10 @@ export function auditDecisions(
     perCard.set(tx.cardId, (perCard.get(tx.cardId) ?? 0) + 1);
   }
 
-  const firstDecision = new Map<string, { appendedMs: number; fallback: boolean }>();
+  const firstDecision = new Map<
+    string,
+    { appendedMs: number; fallback: boolean; arrivalMs: number; publishMs: number }
+  >();
   let duplicates = 0;
   let unexpected = 0;
   for (const r of decisionRecords) {
@@ -101,17 +127,25 @@ export function auditDecisions(
       );
     const id = decision.value.transactionId;
     if (!byId.has(id)) unexpected++;
+    const first = {
+      appendedMs: r.timestampMs,
+      fallback: decision.value.fallback,
+      arrivalMs: (decision.value.timings?.queueUs ?? 0) / 1000,
+      publishMs: Math.max(0, r.timestampMs - Number(decision.value.decidedAtMs)),
+    };
     const seen = firstDecision.get(id);
     if (seen !== undefined) {
       duplicates++;
-      if (r.timestampMs < seen.appendedMs)
-        firstDecision.set(id, { appendedMs: r.timestampMs, fallback: decision.value.fallback });
+      if (r.timestampMs < seen.appendedMs) firstDecision.set(id, first);
     } else {
-      firstDecision.set(id, { appendedMs: r.timestampMs, fallback: decision.value.fallback });
+      firstDecision.set(id, first);
     }
   }
 
   const latencies: number[] = [];
+  const arrivals: number[] = [];
+  const publishes: number[] = [];
+  const arrivalsAndFallbacks: [number, boolean][] = [];
   const timeline: [number, number][] = [];
   const lostExamples: string[] = [];
   let lost = 0;
@@ -126,6 +160,9 @@ export function auditDecisions(
     }
     const latency = Math.max(0, d.appendedMs - tx.timestampMs);
     latencies.push(latency);
+    arrivals.push(d.arrivalMs);
+    arrivalsAndFallbacks.push([d.arrivalMs, d.fallback]);
+    publishes.push(d.publishMs);
     timeline.push([tx.timestampMs, latency]);
     if (d.fallback) fallbacks++;
     const appends = appendsByPartition.get(tx.partition) ?? [];
@@ -166,6 +203,8 @@ export function auditDecisions(
     p50Ms: percentile(latencies, 50),
     p99Ms: percentile(latencies, 99),
     p100Ms: percentile(latencies, 100),
+    legs: { arrival: legPercentiles(arrivals), publish: legPercentiles(publishes) },
+    arrivalsAndFallbacks,
     longestStallMs,
     fallbackShare: decided === 0 ? 0 : fallbacks / decided,
     malformedSent: malformedOffsets.size,

@@ -127,8 +127,9 @@ export interface SinkOptions {
 
 /**
  * Idempotent, acks=all. `publish` resolves when the broker has acknowledged every record;
- * publishes made while one is in flight leave together in the next request, in order, and a
- * large one is split over several (none over half a megabyte unless one record is).
+ * several requests are in flight at once, publishes made while they are out leave together in
+ * the next, records of one key in the order published, and a large publish is split over
+ * several requests (none over half a megabyte unless one record is).
  */
 export interface RecordSink {
   publish(records: readonly OutgoingRecord[]): Promise<void>;

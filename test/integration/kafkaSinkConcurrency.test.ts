@@ -110,15 +110,21 @@ describe("the Kafka port's sink with many publishes in flight", () => {
     const name = await topic("retried");
     // The product's producer settings, with a request timeout short enough that answers come
     // too late on a loaded machine: the client re-sends requests the broker may have written.
-    const producer = new Producer<Buffer, Buffer, Buffer, Buffer>({
-      ...producerOptions(baseClientOptions(settings, "producer")),
-      requestTimeout: 5,
-    });
+    // Five producers, as the port's sink has: requests in flight on several at once.
+    const producers = Array.from(
+      { length: 5 },
+      () =>
+        new Producer<Buffer, Buffer, Buffer, Buffer>({
+          ...producerOptions(baseClientOptions(settings, "producer")),
+          requestTimeout: 5,
+        }),
+    );
     let produceRetries = 0;
-    producer.on("client:performWithRetry:retry", (operation: string) => {
-      if (operation === "produce") produceRetries++;
-    });
-    const sink = new PlatformaticSink(producer);
+    for (const producer of producers)
+      producer.on("client:performWithRetry:retry", (operation: string) => {
+        if (operation === "produce") produceRetries++;
+      });
+    const sink = new PlatformaticSink(producers);
     closers.push(() => sink.close());
 
     const { acknowledged } = await publishConcurrently(sink, name);

@@ -42,6 +42,41 @@ const decisionRecord = (id: string, appendedMs: number, fallback = false): Topic
 });
 
 describe("auditDecisions", () => {
+  it("splits latency into arrival (record timestamp → picked) and publish (decided → appended)", () => {
+    const sent = [txRecord("a", "card-1", 0, 1_000), txRecord("b", "card-2", 1, 1_000)];
+    const timed = (
+      id: string,
+      queueMs: number,
+      decidedAtMs: number,
+      appendedMs: number,
+      fallback: boolean,
+    ) => ({
+      ...decisionRecord(id, appendedMs),
+      value: encodeConfluentFrame({
+        schemaId: 1,
+        messageIndexes: [0],
+        payload: encodeDecisionPayload({
+          transactionId: id,
+          fallback,
+          decidedAtMs,
+          timings: { queueUs: queueMs * 1000 },
+        }),
+      }),
+    });
+
+    const audit = auditDecisions(sent, [
+      timed("a", 120, 1_130, 1_190, false),
+      timed("b", 180, 1_185, 1_300, true),
+    ]);
+
+    expect(audit.legs.arrival).toEqual({ p50Ms: 120, p99Ms: 180 });
+    expect(audit.legs.publish).toEqual({ p50Ms: 60, p99Ms: 115 });
+    expect(audit.arrivalsAndFallbacks).toEqual([
+      [120, false],
+      [180, true],
+    ]);
+  });
+
   it("counts a transaction without a decision as lost and a second decision as a duplicate", () => {
     const sent = [
       txRecord("a", "card-1", 0, 1_000),

@@ -138,3 +138,80 @@ describe("a publish larger than a request", () => {
     expect(requests.map((r) => r.messages)).toEqual([[600], [10]]);
   });
 });
+
+/** A send per lane whose requests the test settles; records which lane each went on. */
+function controlledLanes() {
+  const requests: { messages: string[]; lane: number; settle: (err?: Error) => void }[] = [];
+  const send = (messages: string[], lane: number) =>
+    new Promise<void>((resolve, reject) => {
+      requests.push({ messages, lane, settle: (err) => (err ? reject(err) : resolve()) });
+    });
+  return { requests, send };
+}
+
+describe("several lanes: requests in flight at once, order kept per key", () => {
+  const keyOf = (m: string) => m.split(":")[0]!;
+
+  it("sends a publish on an idle lane while another lane's request is out", async () => {
+    const { requests, send } = controlledLanes();
+    const sink = new CoalescingSend({ send, lanes: 3, orderKeyOf: keyOf });
+    const a = sink.publish(["a:1"]);
+    const b = sink.publish(["b:1", "c:1"]);
+    await tick();
+    expect(requests.map((r) => [r.lane, r.messages])).toEqual([
+      [0, ["a:1"]],
+      [1, ["b:1", "c:1"]],
+    ]);
+    requests[1]!.settle();
+    await b;
+    requests[0]!.settle();
+    await a;
+  });
+
+  it("holds a key's later messages until its earlier ones are acknowledged, and lets other keys pass", async () => {
+    const { requests, send } = controlledLanes();
+    const sink = new CoalescingSend({ send, lanes: 3, orderKeyOf: keyOf });
+    const first = sink.publish(["a:1"]);
+    const second = sink.publish(["a:2", "b:1", "a:3", "c:1"]);
+    await tick();
+    expect(requests.map((r) => r.messages)).toEqual([["a:1"], ["b:1", "c:1"]]);
+    requests[0]!.settle();
+    await first;
+    await tick();
+    expect(requests.map((r) => r.messages)).toEqual([["a:1"], ["b:1", "c:1"], ["a:2", "a:3"]]);
+    requests[1]!.settle();
+    requests[2]!.settle();
+    await second;
+  });
+
+  it("uses one lane at a time when every message shares a key (no orderKeyOf)", async () => {
+    const { requests, send } = controlledLanes();
+    const sink = new CoalescingSend({ send, lanes: 5 });
+    const all = [sink.publish(["x"]), sink.publish(["y"]), sink.publish(["z"])];
+    await tick();
+    expect(requests.map((r) => r.messages)).toEqual([["x"]]);
+    requests[0]!.settle();
+    await tick();
+    expect(requests.map((r) => r.messages)).toEqual([["x"], ["y", "z"]]);
+    requests[1]!.settle();
+    await Promise.all(all);
+  });
+
+  it("refuses a publish whole when its part on one lane fails, while its part on another is out", async () => {
+    const { requests, send } = controlledLanes();
+    const sink = new CoalescingSend({ send, lanes: 2, orderKeyOf: keyOf });
+    const blocker = sink.publish(["a:1"]);
+    const split = sink.publish(["a:2", "b:1"]);
+    const refused = expect(split).rejects.toThrow("broker away");
+    await tick();
+    expect(requests.map((r) => r.messages)).toEqual([["a:1"], ["b:1"]]);
+    requests[1]!.settle(new Error("broker away"));
+    await tick();
+    requests[0]!.settle();
+    await blocker;
+    await refused;
+    await tick();
+    // a:2 belonged to the refused publish: never sent.
+    expect(requests.map((r) => r.messages)).toEqual([["a:1"], ["b:1"]]);
+  });
+});

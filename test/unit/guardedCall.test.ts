@@ -32,6 +32,23 @@ describe("a guarded call", () => {
     guard.shutdown();
   });
 
+  it("timeouts under a budget's shorter deadline do not open the breaker; the guard's own do", async () => {
+    const slowCall = () => new Promise((resolve) => setTimeout(resolve, 60));
+    const budgetBound = new GuardedCall({ name: "budget", timeoutMs: 1_000, volumeThreshold: 2 });
+    const ownDeadline = new GuardedCall({ name: "own", timeoutMs: 5, volumeThreshold: 2 });
+    try {
+      for (let i = 0; i < 4; i++) {
+        expect(await budgetBound.run(slowCall, 5)).toMatchObject({ ok: false, failure: "timeout" });
+        expect(await ownDeadline.run(slowCall)).toMatchObject({ ok: false });
+      }
+      expect(budgetBound.state).toBe("closed");
+      expect(ownDeadline.state).toBe("open");
+    } finally {
+      budgetBound.shutdown();
+      ownDeadline.shutdown();
+    }
+  });
+
   it("without a deadline of its own a call gets the guard's timeout", async () => {
     const guard = new GuardedCall({ name: "default", timeoutMs: 15 });
     const result = await guard.run(() => new Promise((resolve) => setTimeout(resolve, 200)));

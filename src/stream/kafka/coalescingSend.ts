@@ -1,18 +1,28 @@
-// One produce request in flight per sink, carrying everything published while the previous one
-// was out. @platformatic/kafka's idempotent producer keeps one request in flight per broker
-// connection (for ordering) and makes each send() call a request of its own, so concurrent
-// publishes queued there cost one round trip each: throughput was capped at one publish per
-// round trip — at +50 ms each way (slow-kafka-50ms) 64 decisions per 100 ms, under the 1,000 tx/s
-// the scenario sends; at +500 ms nothing kept up at all. Merged here, a request grows with the
-// round trip instead. Requests are also bounded, so a large publish is split over several:
-// the broker refuses a partition's batch over message.max.bytes (1 MB by default), and the
-// client's retries never make it smaller — a delivery's dead letters holding one record near
-// that limit failed every retry and stopped the scorer for good (malformed at full scale).
-// Order is kept: messages leave in the order they were published.
+// Produce requests for a sink: everything published while a lane's previous request was out
+// leaves together in its next one, and up to `lanes` requests are in flight at once, each on a
+// lane (a producer) of its own. Why lanes: @platformatic/kafka's idempotent producer keeps ONE
+// request in flight per broker connection (producer.js sets maxInflights = 1 whenever
+// `idempotent` is on, whatever the options say), so a single producer pays a whole round trip
+// before the next request may leave. At +50 ms each way (slow-kafka-50ms) a decision waited up
+// to 100 ms for the previous request's answer before its own 50 ms trip to the broker; Kafka
+// itself allows 5 idempotent requests in flight, which the client does not implement. Several
+// idempotent producers (own connection, own producer id, so each still drops its own re-sends)
+// give the pipelining back.
+// Order is kept per order key (Kafka's guarantee is per key: same key, same partition): a
+// message whose key is in flight on another lane, or queued behind one that is, waits for it.
+// With one lane, or one key for everything, messages leave exactly in the order published.
+// Requests are also bounded, so a large publish is split over several: the broker refuses a
+// partition's batch over message.max.bytes (1 MB by default), and the client's retries never
+// make it smaller — a delivery's dead letters holding one record near that limit failed every
+// retry and stopped the scorer for good (malformed at full scale).
 
 export interface CoalescingSendOptions<M> {
-  /** Sends one request's messages; resolves when the broker has acknowledged them all. */
-  readonly send: (messages: M[]) => Promise<void>;
+  /** Sends one request's messages on lane `lane`; resolves when the broker has acknowledged them all. */
+  readonly send: (messages: M[], lane: number) => Promise<void>;
+  /** Requests in flight at once, each on its own lane (default 1). */
+  readonly lanes?: number;
+  /** Messages of one key leave in publish order; absent, every message shares one key. */
+  readonly orderKeyOf?: (message: M) => string;
   /** Most messages in one request. */
   readonly maxMessages?: number;
   /** Most bytes (by `sizeOf`) in one request; a single larger message goes alone. */
@@ -30,25 +40,34 @@ interface Publish {
 
 interface Queued<M> {
   readonly message: M;
+  readonly key: string;
   readonly bytes: number;
   readonly publish: Publish;
 }
 
 export class CoalescingSend<M> {
-  readonly #send: (messages: M[]) => Promise<void>;
+  readonly #send: (messages: M[], lane: number) => Promise<void>;
+  readonly #orderKeyOf: ((message: M) => string) | undefined;
   readonly #maxMessages: number;
   readonly #maxBytes: number;
   readonly #sizeOf: ((message: M) => number) | undefined;
   #queue: Queued<M>[] = [];
-  #sending = false;
+  /** busy[lane]: a request is out on it. */
+  readonly #busy: boolean[];
+  /** Order keys with a request in flight, and how many of its messages are out. */
+  readonly #keysInFlight = new Map<string, number>();
 
   constructor({
     send,
+    lanes = 1,
+    orderKeyOf,
     maxMessages = 10_000,
     maxBytes = Number.POSITIVE_INFINITY,
     sizeOf,
   }: CoalescingSendOptions<M>) {
     this.#send = send;
+    this.#busy = Array.from({ length: Math.max(1, lanes) }, () => false);
+    this.#orderKeyOf = orderKeyOf;
     this.#maxMessages = maxMessages;
     this.#maxBytes = maxBytes;
     this.#sizeOf = sizeOf;
@@ -60,38 +79,83 @@ export class CoalescingSend<M> {
     return new Promise<void>((resolve, reject) => {
       const publish: Publish = { left: messages.length, resolve, reject };
       for (const message of messages)
-        this.#queue.push({ message, bytes: this.#sizeOf?.(message) ?? 0, publish });
-      if (!this.#sending) void this.#run();
+        this.#queue.push({
+          message,
+          key: this.#orderKeyOf?.(message) ?? "",
+          bytes: this.#sizeOf?.(message) ?? 0,
+          publish,
+        });
+      this.#pump();
     });
   }
 
-  async #run(): Promise<void> {
-    this.#sending = true;
-    while (this.#queue.length > 0) {
-      let taken = 0;
-      let bytes = 0;
-      for (const q of this.#queue) {
-        if (taken > 0 && (taken >= this.#maxMessages || bytes + q.bytes > this.#maxBytes)) break;
-        bytes += q.bytes;
-        taken++;
-      }
-      const request = this.#queue.splice(0, taken);
-      try {
-        await this.#send(request.map((q) => q.message));
-        for (const q of request) this.#settleOne(q.publish);
-      } catch (err) {
-        // A publish with a part refused is refused whole: its parts still queued are not sent.
-        for (const q of request) q.publish.failed ??= err;
-        for (const q of request) this.#settleOne(q.publish);
-        const kept: Queued<M>[] = [];
-        for (const q of this.#queue) {
-          if (q.publish.failed === undefined) kept.push(q);
-          else this.#settleOne(q.publish);
-        }
-        this.#queue = kept;
-      }
+  /** Starts a request on every idle lane that has something it may send. */
+  #pump(): void {
+    for (let lane = 0; lane < this.#busy.length && this.#queue.length > 0; lane++) {
+      if (this.#busy[lane]) continue;
+      const request = this.#take();
+      if (request.length === 0) return;
+      void this.#run(lane, request);
     }
-    this.#sending = false;
+  }
+
+  /** The next request: queued messages in order, skipping keys in flight or already skipped. */
+  #take(): Queued<M>[] {
+    const taken: Queued<M>[] = [];
+    const kept: Queued<M>[] = [];
+    const blocked = new Set<string>();
+    let bytes = 0;
+    let full = false;
+    for (const q of this.#queue) {
+      if (full || blocked.has(q.key) || this.#keysInFlight.has(q.key)) {
+        blocked.add(q.key);
+        kept.push(q);
+        continue;
+      }
+      if (taken.length > 0 && (taken.length >= this.#maxMessages || bytes + q.bytes > this.#maxBytes)) {
+        full = true;
+        kept.push(q);
+        continue;
+      }
+      bytes += q.bytes;
+      taken.push(q);
+    }
+    for (const q of taken) this.#keysInFlight.set(q.key, (this.#keysInFlight.get(q.key) ?? 0) + 1);
+    this.#queue = kept;
+    return taken;
+  }
+
+  async #run(lane: number, request: Queued<M>[]): Promise<void> {
+    this.#busy[lane] = true;
+    try {
+      await this.#send(
+        request.map((q) => q.message),
+        lane,
+      );
+      this.#release(request);
+      for (const q of request) this.#settleOne(q.publish);
+    } catch (err) {
+      this.#release(request);
+      // A publish with a part refused is refused whole: its parts still queued are not sent.
+      for (const q of request) q.publish.failed ??= err;
+      for (const q of request) this.#settleOne(q.publish);
+      const kept: Queued<M>[] = [];
+      for (const q of this.#queue) {
+        if (q.publish.failed === undefined) kept.push(q);
+        else this.#settleOne(q.publish);
+      }
+      this.#queue = kept;
+    }
+    this.#busy[lane] = false;
+    this.#pump();
+  }
+
+  #release(request: readonly Queued<M>[]): void {
+    for (const q of request) {
+      const n = this.#keysInFlight.get(q.key)! - 1;
+      if (n === 0) this.#keysInFlight.delete(q.key);
+      else this.#keysInFlight.set(q.key, n);
+    }
   }
 
   #settleOne(publish: Publish): void {

@@ -36,6 +36,10 @@ const CLIENT_REBALANCE_TIMEOUT_MS = 102_000;
 // for both, so one fetch could bring a whole backlog into memory. 8 MiB still carries tens of
 // thousands of small transactions per round trip.
 const FETCH_BYTES = { maxBytesPerPartition: 1_048_576, maxBytes: 8 * 1_048_576 } as const;
+// Produce requests a sink keeps in flight, one per idempotent producer (the client allows one
+// each): Kafka's own cap for an idempotent producer's requests in flight. At +50 ms each way and
+// 1,000 tx/s, one in flight made a decision wait up to a whole round trip for the request before.
+const SINK_REQUESTS_IN_FLIGHT = 5;
 
 export function createPlatformaticPort(settings: KafkaConnectionSettings): KafkaPort {
   return {
@@ -133,7 +137,11 @@ export function createPlatformaticPort(settings: KafkaConnectionSettings): Kafka
       // The producer retries a request with the same sequence numbers, so the broker drops
       // whatever of it had already landed: a long retry window adds no duplicates.
       const base = retryingFor(baseClientOptions(settings, "producer"), options.retryForMs);
-      return new PlatformaticSink(new Producer(producerOptions(base)));
+      // Producers are connected and given their ids on first use: a lane only opens once the
+      // ones before it are busy.
+      return new PlatformaticSink(
+        Array.from({ length: SINK_REQUESTS_IN_FLIGHT }, () => new Producer(producerOptions(base))),
+      );
     },
 
     transactionalSink({ transactionalId, source }: TransactionalSinkOptions): TransactionalSink {

@@ -45,24 +45,37 @@ export function producerOptions(base: ProducerOptions<Buffer, Buffer, Buffer, Bu
     ...base,
     idempotent: true,
     acks: ProduceAcks.ALL,
-    // The broker recognises a re-sent batch by the last five batches it keeps per producer and
-    // partition; a re-send older than those is refused as out of sequence, and the client then
-    // re-sends it under a fresh producer id, written twice. Five in flight per connection (the
-    // client's default, Java's cap for idempotence) keeps every re-send within that window.
+    // Ignored while idempotent: @platformatic/kafka 2.12 forces one request in flight per
+    // connection (producer.js), which is why a sink pipelines over several producers
+    // (coalescingSend.ts). Pinned at Java's cap for idempotence should the client ever honour it:
+    // the broker recognises a re-send only among the last five batches per producer and partition.
     maxInflights: 5,
     partitioner: compatibilityPartitioner,
   } satisfies ProducerOptions<Buffer, Buffer, Buffer, Buffer>;
 }
 
+/**
+ * Per-key order across a sink's producers: a key always lands on one partition, so records of
+ * one key leave one after the other; keyless records of a topic keep their order among themselves.
+ */
+export const orderKeyOf = (r: OutgoingRecord): string =>
+  r.key === null
+    ? `${r.topic}\u0000-${r.partition ?? ""}`
+    : `${r.topic}\u0000+${typeof r.key === "string" ? r.key : r.key.toString("latin1")}`;
+
 export class PlatformaticSink implements RecordSink {
-  readonly #producer: BufferProducer;
+  readonly #producers: readonly BufferProducer[];
   readonly #requests: CoalescingSend<OutgoingRecord>;
 
-  constructor(producer: BufferProducer) {
-    this.#producer = producer;
+  /** One request in flight per producer (the client's limit when idempotent): several producers pipeline. */
+  constructor(producers: BufferProducer | readonly BufferProducer[]) {
+    this.#producers = Array.isArray(producers) ? producers : [producers as BufferProducer];
     // Requests bounded like a transaction's chunks (produceChunks.ts): the same estimate and limit.
     this.#requests = new CoalescingSend({
-      send: async (records) => {
+      lanes: this.#producers.length,
+      orderKeyOf,
+      send: async (records, lane) => {
+        const producer = this.#producers[lane]!;
         const messages = records.map(toMessage);
         try {
           await producer.send({ messages });
@@ -94,8 +107,8 @@ export class PlatformaticSink implements RecordSink {
     }
   }
 
-  close(): Promise<void> {
-    return this.#producer.close();
+  async close(): Promise<void> {
+    await Promise.all(this.#producers.map((p) => p.close()));
   }
 }
 
