@@ -1,7 +1,7 @@
 // HMAC-SHA256 (RFC 2104) as two one-shot crypto.hash calls over precomputed key pads: the same
 // bytes as createHmac("sha256", key), at about 1.0 instead of 1.6 µs of CPU per MAC of a card
 // value on Node 22 (createHmac builds a native Hmac object and imports the key for every MAC; the
-// state store takes up to three MACs per transaction). crypto.hash's "latin1" output is used
+// state store takes up to three MACs per transaction). crypto.hash's "binary" (latin1) output is used
 // because its "buffer" output allocated a Buffer per call and cost more than createHmac.
 //
 // The message is written into a scratch buffer after the inner pad (begin, then the parts), so a
@@ -21,7 +21,7 @@ export class HmacSha256 {
 
   constructor(key: Uint8Array, initialMessageBytes = 512) {
     // RFC 2104: a key longer than the block is replaced by its hash.
-    const k = key.length > BLOCK_BYTES ? Buffer.from(hash("sha256", key, "latin1"), "latin1") : key;
+    const k = key.length > BLOCK_BYTES ? Buffer.from(hash("sha256", key, "binary"), "latin1") : key;
     this.#inner = Buffer.alloc(BLOCK_BYTES + initialMessageBytes);
     this.#inner.fill(0x36, 0, BLOCK_BYTES);
     this.#outer.fill(0x5c, 0, BLOCK_BYTES);
@@ -66,9 +66,9 @@ export class HmacSha256 {
 
   /** The MAC of the message since begin(), in a scratch buffer valid until the next digest(). */
   digest(): Buffer {
-    const innerDigest = hash("sha256", this.#inner.subarray(0, this.#length), "latin1");
+    const innerDigest = hash("sha256", this.#inner.subarray(0, this.#length), "binary");
     this.#outer.write(innerDigest, BLOCK_BYTES, HMAC_SHA256_BYTES, "latin1");
-    this.#digest.write(hash("sha256", this.#outer, "latin1"), 0, HMAC_SHA256_BYTES, "latin1");
+    this.#digest.write(hash("sha256", this.#outer, "binary"), 0, HMAC_SHA256_BYTES, "latin1");
     this.#length = BLOCK_BYTES;
     return this.#digest;
   }
