@@ -23,7 +23,6 @@
 // The MAC covers key, position and state bytes, so a value altered, rolled to another position
 // or copied to another card's (or model's) key fails verification and is read as absent.
 import { createHash, timingSafeEqual } from "node:crypto";
-import type { ChainableCommander } from "ioredis";
 import type {
   CardStateStore,
   CardStateWrite,
@@ -187,9 +186,10 @@ const READ_COMMAND = "fraudScorerReadCardStates";
 /** ioredis adds a …Buffer variant of each defined command that keeps replies binary. */
 const READ_COMMAND_BUFFER = "fraudScorerReadCardStatesBuffer";
 const WRITE_COMMAND = "fraudScorerCasCardStates";
-type ScriptPipeline = ChainableCommander & {
-  [READ_COMMAND_BUFFER](routingKey: string, bucketTtlMs: string, packed: Buffer): void;
-  [WRITE_COMMAND](routingKey: string, ttlMs: string, historyLength: string, packed: Buffer): void;
+/** A pipeline or a client with the scripts defined: a pipeline queues, a client sends (a promise). */
+type ScriptCommander = {
+  [READ_COMMAND_BUFFER](routingKey: string, bucketTtlMs: string, packed: Buffer): unknown;
+  [WRITE_COMMAND](routingKey: string, ttlMs: string, historyLength: string, packed: Buffer): unknown;
 };
 
 const scriptsDefined = new WeakSet<RedisClient>();
@@ -300,7 +300,7 @@ export class RedisCardStateStore implements CardStateStore {
       const args = packed.bytes();
       return {
         key: group[0]!.key,
-        enqueue: (p) => (p as ScriptPipeline)[READ_COMMAND_BUFFER](group[0]!.key, ttlArg, args),
+        enqueue: (p) => (p as unknown as ScriptCommander)[READ_COMMAND_BUFFER](group[0]!.key, ttlArg, args),
       };
     });
     const replies = await nodeRoundTrip(this.#redis, commands, defineScripts);
@@ -404,7 +404,8 @@ export class RedisCardStateStore implements CardStateStore {
       const args = packed.bytes();
       return {
         key: group[0]!.key,
-        enqueue: (p) => (p as ScriptPipeline)[WRITE_COMMAND](group[0]!.key, ttlArg, historyLengthArg, args),
+        enqueue: (p) =>
+          (p as unknown as ScriptCommander)[WRITE_COMMAND](group[0]!.key, ttlArg, historyLengthArg, args),
       };
     });
     const replies = await nodeRoundTrip(this.#redis, commands, defineScripts);
