@@ -9,8 +9,11 @@ export type RedisClient = Redis | Cluster;
 export interface QueuedCommand {
   /** The command's key (every key of a multi-key command shares its hash tag). */
   readonly key: string;
-  /** Adds exactly one command to the pipeline. */
-  readonly enqueue: (pipeline: ChainableCommander) => void;
+  /**
+   * Adds exactly one command to the pipeline, or, given a client, sends it and returns its
+   * promise (nodeRoundTrip sends a lone command without a pipeline).
+   */
+  readonly enqueue: (target: ChainableCommander | Redis) => unknown;
 }
 
 export type CommandReply = [error: Error | null, reply: unknown];
@@ -56,7 +59,11 @@ export async function nodeRoundTrip(
   prepare: (client: Redis) => void,
 ): Promise<CommandReply[]> {
   if (commands.length === 0) return [];
-  if (!isCluster(redis)) return execPipeline(redis.pipeline(), commands);
+  if (!isCluster(redis)) {
+    return commands.length === 1
+      ? [await sendAlone(redis, commands[0]!)]
+      : execPipeline(redis.pipeline(), commands);
+  }
   const clients = new Map<string, Redis>();
   for (const node of redis.nodes("master")) clients.set(`${node.options.host}:${node.options.port}`, node);
   return Promise.all(
@@ -67,8 +74,7 @@ export async function nodeRoundTrip(
       // The slot, not the key: keys carry card ids, and this message ends up in logs.
       if (client === undefined) return [new Error(`no node serves slot ${slot}`), null];
       prepare(client);
-      const [reply] = await execPipeline(client.pipeline(), [command]);
-      return reply!;
+      return sendAlone(client, command);
     }),
   );
 }
@@ -91,6 +97,19 @@ export function groupByNode<T extends { readonly key: string }>(
     else members.push(unit);
   }
   return [...groups.values()];
+}
+
+/**
+ * One command on the client itself, its failure as a pipeline would report it. A one-command
+ * pipeline cost a Pipeline object (which copies every defined script onto itself) and a second
+ * copy of the command's bytes (Buffer.concat of the pipeline's writes): per batch, twice.
+ */
+async function sendAlone(client: Redis, command: QueuedCommand): Promise<CommandReply> {
+  try {
+    return [null, await (command.enqueue(client) as Promise<unknown>)];
+  } catch (error) {
+    return [error as Error, null];
+  }
 }
 
 async function execPipeline(pipeline: ChainableCommander, commands: readonly QueuedCommand[]) {
