@@ -84,20 +84,31 @@ export const rebalanceScenario: Scenario = {
     const rate = 1_000;
     const durationS = Math.max(30, Math.round(120 * ctx.scale));
     const step = (durationS * 1000) / 4;
+    // Each event's stall is measured on its own: an event never starts before the group has
+    // had this long to settle after the previous one finished (a start slowed by a loaded
+    // machine once put the stop and the SIGKILL inside one rebalance, which then waited out the
+    // killed member's session: neither event's own stall).
+    const settleMs = Math.min(10_000, step / 2);
     const events: RunEvent[] = [];
     const notes: string[] = [];
     const result = await faultRun(
       ctx,
       { label: "rebal", ratePerSecond: rate, durationS, instances: 3 },
-      async ({ fleet, at }) => {
+      async ({ fleet, at, elapsedMs }) => {
+        const after = async (plannedMs: number) => {
+          const settledMs = elapsedMs() + settleMs;
+          if (settledMs > plannedMs)
+            notes.push(`event planned at ${ms(plannedMs)} moved to ${ms(settledMs)}`);
+          await at(Math.max(plannedMs, settledMs));
+        };
         await at(step);
         events.push({ name: "i4 added", atMs: Date.now() });
         const added = await fleet.start("i4");
         notes.push(`i4 ready ${ms(added.timeline.readyMs)} after spawn`);
-        await at(2 * step);
+        await after(2 * step);
         events.push({ name: "i2 stopped", atMs: Date.now() });
         await fleet.stop("i2", "SIGTERM");
-        await at(3 * step);
+        await after(3 * step);
         // An orchestrator restarts a killed instance; with static membership it takes its own
         // partitions back, no rebalance. A member gone for good waits out the session timeout
         // instead: test/integration/membership.test.ts measures that takeover.
