@@ -18,6 +18,15 @@ export interface SentTransaction {
   readonly timestampMs: number;
 }
 
+/** A sent transaction with its first decision. */
+export interface DecidedTransaction extends SentTransaction {
+  /** Broker append time of the first decision. */
+  readonly appendedMs: number;
+  readonly fallback: boolean;
+  /** The FallbackCause number (0 when the model decided). */
+  readonly fallbackCause: number;
+}
+
 export interface DecisionAudit {
   readonly sent: number;
   readonly decided: number;
@@ -55,6 +64,8 @@ export interface DecisionAudit {
   readonly malformedWithoutReason: number;
   /** Transactions per card, from what was sent: what each card's state must have counted. */
   readonly perCard: ReadonlyMap<string, number>;
+  /** Every decided transaction, in send order: for scenarios that split the figures. */
+  readonly decidedTransactions: readonly DecidedTransaction[];
 }
 
 export interface LegPercentiles {
@@ -115,7 +126,7 @@ export function auditDecisions(
 
   const firstDecision = new Map<
     string,
-    { appendedMs: number; fallback: boolean; arrivalMs: number; publishMs: number }
+    { appendedMs: number; fallback: boolean; fallbackCause: number; arrivalMs: number; publishMs: number }
   >();
   let duplicates = 0;
   let unexpected = 0;
@@ -130,6 +141,7 @@ export function auditDecisions(
     const first = {
       appendedMs: r.timestampMs,
       fallback: decision.value.fallback,
+      fallbackCause: decision.value.fallbackCause,
       arrivalMs: (decision.value.timings?.queueUs ?? 0) / 1000,
       publishMs: Math.max(0, r.timestampMs - Number(decision.value.decidedAtMs)),
     };
@@ -151,6 +163,7 @@ export function auditDecisions(
   let lost = 0;
   let fallbacks = 0;
   const appendsByPartition = new Map<number, number[]>();
+  const decidedTransactions: DecidedTransaction[] = [];
   for (const tx of sent) {
     const d = firstDecision.get(tx.transactionId);
     if (d === undefined) {
@@ -158,6 +171,7 @@ export function auditDecisions(
       if (lostExamples.length < 5) lostExamples.push(tx.transactionId);
       continue;
     }
+    decidedTransactions.push({ ...tx, ...d });
     const latency = Math.max(0, d.appendedMs - tx.timestampMs);
     latencies.push(latency);
     arrivals.push(d.arrivalMs);
@@ -211,7 +225,64 @@ export function auditDecisions(
     malformedInDlq,
     malformedWithoutReason,
     perCard,
+    decidedTransactions,
   };
+}
+
+/** A scenario's event, at epoch ms (the broker's append times are on the same clock). */
+export interface RunEvent {
+  readonly name: string;
+  readonly atMs: number;
+}
+
+export interface EventStall {
+  readonly event: string;
+  /** Longest gap between consecutive first decisions of one partition that began in the event's span. */
+  readonly longestMs: number;
+  readonly partition: number;
+  /** When the gap began, ms after the event. */
+  readonly startedAfterMs: number;
+}
+
+/**
+ * The longest partition stall each event caused: a gap is the event's when it began at or after
+ * the event (less `leadMs`, the decisions already in flight) and before the next event; gaps
+ * before the first event belong to "steady".
+ */
+export function stallsByEvent(
+  decided: readonly DecidedTransaction[],
+  events: readonly RunEvent[],
+  leadMs = 1_000,
+): EventStall[] {
+  const spans = [{ name: "steady", atMs: -Infinity }, ...[...events].sort((a, b) => a.atMs - b.atMs)];
+  const out: EventStall[] = spans.map(({ name }) => ({
+    event: name,
+    longestMs: 0,
+    partition: -1,
+    startedAfterMs: 0,
+  }));
+  const byPartition = new Map<number, number[]>();
+  for (const d of decided) {
+    const appends = byPartition.get(d.partition) ?? [];
+    appends.push(d.appendedMs);
+    byPartition.set(d.partition, appends);
+  }
+  for (const [partition, appends] of byPartition) {
+    appends.sort((a, b) => a - b);
+    for (let i = 1; i < appends.length; i++) {
+      const gap = appends[i]! - appends[i - 1]!;
+      let span = 0;
+      while (span + 1 < spans.length && appends[i - 1]! >= spans[span + 1]!.atMs - leadMs) span++;
+      if (gap > out[span]!.longestMs)
+        out[span] = {
+          event: spans[span]!.name,
+          longestMs: gap,
+          partition,
+          startedAfterMs: appends[i - 1]! - spans[span]!.atMs,
+        };
+    }
+  }
+  return out;
 }
 
 /** p99 of each `windowMs` of send time, in order. */

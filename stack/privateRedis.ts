@@ -121,6 +121,8 @@ export async function startPrivateRedis(o: PrivateRedisOptions = {}): Promise<Pr
 export interface PrivateRedisCluster {
   readonly ports: readonly number[];
   readonly url: string;
+  /** Per slot (0..16383), the index in `ports` of the master serving it, as CLUSTER NODES says. */
+  slotMasters(): Promise<Uint8Array>;
   killNode(index: number): Promise<void>;
   stop(): Promise<void>;
 }
@@ -143,7 +145,12 @@ async function freeClusterPort(): Promise<number> {
   }
 }
 
-/** Three masters, no replicas, every slot assigned (`redis-cli --cluster create`). */
+/**
+ * Three masters, no replicas, every slot assigned (`redis-cli --cluster create`), with
+ * cluster-require-full-coverage off: the masters left keep serving their slots when one dies,
+ * as a deployment that wants one node's failure to cost only that node's keys must run them
+ * (with the default, every master refuses every command once the dead one is marked failed).
+ */
 export async function startPrivateRedisCluster(): Promise<PrivateRedisCluster> {
   const dir = await mkdtemp(join(tmpdir(), "private-redis-cluster-"));
   const ports: number[] = [];
@@ -157,7 +164,14 @@ export async function startPrivateRedisCluster(): Promise<PrivateRedisCluster> {
       const port = await freeClusterPort();
       ports.push(port);
       children.push(
-        spawnServer(port, dir, ["--cluster-enabled", "yes", "--cluster-config-file", `nodes-${port}.conf`]),
+        spawnServer(port, dir, [
+          "--cluster-enabled",
+          "yes",
+          "--cluster-config-file",
+          `nodes-${port}.conf`,
+          "--cluster-require-full-coverage",
+          "no",
+        ]),
       );
     }
     for (const port of ports)
@@ -175,7 +189,27 @@ export async function startPrivateRedisCluster(): Promise<PrivateRedisCluster> {
         (await redisCli(port, "cluster", "info")).includes("cluster_state:ok"),
       );
     }
-    return { ports, url: `redis://127.0.0.1:${ports[0]}`, killNode: (i) => kill(children[i]), stop };
+    const slotMasters = async () => {
+      const owners = new Uint8Array(16384).fill(255);
+      // `<id> <ip:port@bus> <flags> <master> <ping> <pong> <epoch> <link> <slot ranges…>`
+      for (const line of (await redisCli(ports[0]!, "cluster", "nodes")).split("\n")) {
+        const fields = line.trim().split(" ");
+        const index = ports.indexOf(Number(fields[1]?.split("@")[0]?.split(":")[1]));
+        if (index < 0 || !fields[2]?.includes("master")) continue;
+        for (const range of fields.slice(8)) {
+          const [from, to = from] = range.split("-").map(Number);
+          if (Number.isInteger(from) && Number.isInteger(to)) owners.fill(index, from, to! + 1);
+        }
+      }
+      return owners;
+    };
+    return {
+      ports,
+      url: `redis://127.0.0.1:${ports[0]}`,
+      slotMasters,
+      killNode: (i) => kill(children[i]),
+      stop,
+    };
   } catch (error) {
     await stop();
     throw error;

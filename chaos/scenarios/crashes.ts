@@ -1,6 +1,7 @@
 // Scorer processes that die: a SIGKILL loop (at-least-once and exactly-once) and rebalances of a
 // three-instance group. Static membership (KAFKA_GROUP_INSTANCE_ID, set by the fleet) is what
 // lets a restarted instance take its partitions back before the session times out.
+import { stallsByEvent, type RunEvent } from "../decisionAudit.js";
 import { faultRun } from "../faultRun.js";
 import { ms, outcome } from "../outcome.js";
 import { check, type Scenario, type ScenarioContext } from "../scenario.js";
@@ -83,27 +84,54 @@ export const rebalanceScenario: Scenario = {
     const rate = 1_000;
     const durationS = Math.max(30, Math.round(120 * ctx.scale));
     const step = (durationS * 1000) / 4;
-    const events: string[] = [];
+    // Each event's stall is measured on its own: an event never starts before the group has
+    // had this long to settle after the previous one finished (a start slowed by a loaded
+    // machine once put the stop and the SIGKILL inside one rebalance, which then waited out the
+    // killed member's session: neither event's own stall).
+    const settleMs = Math.min(10_000, step / 2);
+    const events: RunEvent[] = [];
+    const notes: string[] = [];
     const result = await faultRun(
       ctx,
       { label: "rebal", ratePerSecond: rate, durationS, instances: 3 },
-      async ({ fleet, at }) => {
+      async ({ fleet, at, elapsedMs }) => {
+        const after = async (plannedMs: number) => {
+          const settledMs = elapsedMs() + settleMs;
+          if (settledMs > plannedMs)
+            notes.push(`event planned at ${ms(plannedMs)} moved to ${ms(settledMs)}`);
+          await at(Math.max(plannedMs, settledMs));
+        };
         await at(step);
-        await fleet.start("i4");
-        events.push("i4 added");
-        await at(2 * step);
+        events.push({ name: "i4 added", atMs: Date.now() });
+        const added = await fleet.start("i4");
+        notes.push(`i4 ready ${ms(added.timeline.readyMs)} after spawn`);
+        await after(2 * step);
+        events.push({ name: "i2 stopped", atMs: Date.now() });
         await fleet.stop("i2", "SIGTERM");
-        events.push("i2 stopped");
-        await at(3 * step);
+        await after(3 * step);
         // An orchestrator restarts a killed instance; with static membership it takes its own
         // partitions back, no rebalance. A member gone for good waits out the session timeout
         // instead: test/integration/membership.test.ts measures that takeover.
+        events.push({ name: "i3 SIGKILLed and restarted", atMs: Date.now() });
         await fleet.stop("i3", "SIGKILL");
-        await fleet.start("i3");
-        events.push("i3 SIGKILLed and restarted");
+        const restarted = await fleet.start("i3");
+        const t = restarted.timeline;
+        notes.push(
+          `i3 ready ${ms(t.readyMs)} after spawn (${Object.entries(t.conditionsMetMs)
+            .map(([name, at]) => `${name} ${ms(at)}`)
+            .join(", ")})`,
+        );
       },
     );
     const d = result.decisions;
+    // Which event the longest stall came from: the figure to cut.
+    for (const s of stallsByEvent(d.decidedTransactions, events))
+      notes.push(
+        s.event === "steady"
+          ? `longest stall before any event: ${ms(s.longestMs)}`
+          : `longest stall after "${s.event}": ${ms(s.longestMs)} (partition ${s.partition}, from ${ms(s.startedAfterMs)} after it)`,
+      );
+    notes.forEach((note) => ctx.log(`  ${note}`));
     return outcome(
       `${rate} tx/s × ${durationS} s, 3 → 4 → 3 instances, one SIGKILLed and restarted`,
       result,
@@ -115,7 +143,7 @@ export const rebalanceScenario: Scenario = {
         ),
         check("duplicates counted (at-least-once)", true, String(d.duplicates)),
       ],
-      [events.join(", ")],
+      [events.map((e) => e.name).join(", "), ...notes],
     );
   },
 };

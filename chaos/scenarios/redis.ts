@@ -2,6 +2,9 @@
 // with one master killed. Always a private redis-server on a spare port (or a proxy in front of
 // the shared one), never the shared server itself.
 import { setTimeout as sleep } from "node:timers/promises";
+import { FallbackCause } from "../../src/codec/messages.js";
+import { clusterSlot } from "../../src/state/redisRoundTrip.js";
+import type { DecidedTransaction } from "../decisionAudit.js";
 import { startDelayProxy } from "../delayProxy.js";
 import { faultRun } from "../faultRun.js";
 import { ms, outcome } from "../outcome.js";
@@ -63,6 +66,29 @@ const slowRedis = (delayMs: number) =>
 export const slowRedis50Scenario = slowRedis(50);
 export const slowRedis500Scenario = slowRedis(500);
 
+/** Fallback share of these decisions, and their causes by name. */
+function fallbackOf(decided: readonly DecidedTransaction[]): { share: number; causes: string } {
+  const causes = new Map<string, number>();
+  let fallbacks = 0;
+  for (const d of decided) {
+    if (!d.fallback) continue;
+    fallbacks++;
+    const name = (FallbackCause[d.fallbackCause] ?? String(d.fallbackCause)).replace("FALLBACK_CAUSE_", "");
+    causes.set(name, (causes.get(name) ?? 0) + 1);
+  }
+  return {
+    share: decided.length === 0 ? 0 : fallbacks / decided.length,
+    causes: [...causes].map(([name, n]) => `${name} ${n}`).join(", ") || "none",
+  };
+}
+
+const pct = (share: number) => `${(share * 100).toFixed(1)} %`;
+
+// Once the dead master's connection has failed (instantly on loopback) its cards are the
+// rules'; the live masters' cards must be the model's again within this of the kill.
+const DETECTION_MS = 2_000;
+const LIVE_SHARE_TARGET = 0.01;
+
 export const redisClusterScenario: Scenario = {
   name: "redis-cluster",
   summary: "three Redis masters (cluster mode); one master SIGKILLed halfway",
@@ -70,7 +96,10 @@ export const redisClusterScenario: Scenario = {
     const rate = 1_000;
     const durationS = Math.max(20, Math.round(60 * ctx.scale));
     const cluster = await startPrivateRedisCluster();
+    const killed = 2;
     try {
+      const slotMasters = await cluster.slotMasters();
+      let killedAtMs = Infinity;
       const result = await faultRun(
         ctx,
         {
@@ -83,23 +112,37 @@ export const redisClusterScenario: Scenario = {
         },
         async ({ at }) => {
           await at((durationS * 1000) / 2);
-          await cluster.killNode(2);
-          ctx.log("  cluster master 3 SIGKILLed");
+          killedAtMs = Date.now();
+          await cluster.killNode(killed);
+          ctx.log(`  cluster master ${killed + 1} SIGKILLed`);
         },
       );
       const d = result.decisions;
+      // A card's keys share its hash tag, {cardId}: the card lives on its slot's master.
+      const onKilled = (cardId: string) => slotMasters[clusterSlot(`{${cardId}}`)] === killed;
+      const after = d.decidedTransactions.filter((t) => t.timestampMs >= killedAtMs + DETECTION_MS);
+      const live = fallbackOf(after.filter((t) => !onKilled(t.cardId)));
+      const dead = fallbackOf(after.filter((t) => onKilled(t.cardId)));
+      const before = fallbackOf(d.decidedTransactions.filter((t) => t.timestampMs < killedAtMs));
       return outcome(
         `${rate} tx/s × ${durationS} s, 3 masters, 1 killed`,
         result,
         [
           check(
+            `live masters' cards decided by the model after the kill (fallback ≤ ${pct(LIVE_SHARE_TARGET)})`,
+            live.share <= LIVE_SHARE_TARGET,
+            `${pct(live.share)} (${live.causes})`,
+          ),
+          check(
             "fallback only for the killed master's cards (share ≤ 50 %)",
             d.fallbackShare <= 0.5,
-            `${(d.fallbackShare * 100).toFixed(1)} %`,
+            `${pct(d.fallbackShare)}`,
           ),
         ],
         [
-          "the scorer is given the three masters as REDIS_CLUSTER_NODES; card state is not checked (a master's slots die with it)",
+          "the scorer is given the three masters as REDIS_CLUSTER_NODES (cluster-require-full-coverage no); card state is not checked (a master's slots die with it)",
+          `fallback before the kill: ${pct(before.share)} (${before.causes})`,
+          `from ${DETECTION_MS / 1000} s after the kill: live masters' cards ${pct(live.share)} (${live.causes}); the killed master's cards ${pct(dead.share)} (${dead.causes})`,
         ],
       );
     } finally {

@@ -51,6 +51,14 @@ export interface StateReadResult {
    * same round trip (undefined where the store did not read it: readHistories then does).
    */
   readonly histories?: ReadonlyArray<readonly HistoryEntry[] | undefined>;
+  /**
+   * Indexes into cardIds whose state could not be read because the part of the store holding
+   * them failed (one master of a Redis Cluster down): their `states` entry is not "absent", it
+   * is unknown. A store that can reach none of the parts a batch needs throws instead, so the
+   * caller's circuit breaker sees a store outage as one; one dead node is not a store outage.
+   * Their device touches were not counted either (deviceCardCounts holds no entry for them).
+   */
+  readonly unavailable?: readonly number[];
 }
 
 export interface CardStateWrite {
@@ -61,7 +69,8 @@ export interface CardStateWrite {
   readonly history: readonly HistoryEntry[];
 }
 
-export type WriteOutcome = "applied" | "stale";
+/** "unavailable": the part of the store holding the card failed (see StateReadResult.unavailable). */
+export type WriteOutcome = "applied" | "stale" | "unavailable";
 
 export interface CardStateStore {
   /** One round trip for a whole batch. */

@@ -12,9 +12,16 @@ import { stepRows } from "./stepModel.js";
 
 const hexKey = (hash: number) => hash.toString(16);
 
-export type StateRead = { ok: true } | { ok: false; failure: CallFailure };
+/**
+ * ok with `unavailable`: those cards' state could not be read (the store node holding them is
+ * down) and they have no slot; the rest of the batch was read as usual.
+ */
+export type StateRead = { ok: true; unavailable?: ReadonlySet<string> } | { ok: false; failure: CallFailure };
 
-/** Fills the batch's card slots and device counts for these transactions. */
+/**
+ * Fills the batch's card slots and device counts for these transactions: every card's, or
+ * every card's but those of a failed store node (returned as `unavailable`, without a slot).
+ */
 export async function readCardStates(batch: ScoringBatch, indexes: readonly number[]): Promise<StateRead> {
   const { items, ctx, slots, deviceCardCounts } = batch;
   const model = ctx.model!;
@@ -41,9 +48,19 @@ export async function readCardStates(batch: ScoringBatch, indexes: readonly numb
     ctx.events?.dependencyFailure?.("state_read", read.failure, read.error);
     return read;
   }
-  const { states, deviceCardCounts: counts, tampered, histories } = read.value;
+  const { states, deviceCardCounts: counts, tampered, histories, unavailable: failedIndexes } = read.value;
   touchOf.forEach((itemIndex, t) => (deviceCardCounts[itemIndex] = counts[t] ?? 1));
   if (tampered > 0) ctx.events?.stateOutcome?.("tampered", tampered);
+  const unavailable =
+    failedIndexes !== undefined && failedIndexes.length > 0
+      ? new Set(failedIndexes.map((k) => cardIds[k]!))
+      : undefined;
+  if (unavailable !== undefined)
+    ctx.events?.dependencyFailure?.(
+      "state_read",
+      "error",
+      new Error(`the store node of ${unavailable.size} of ${cardIds.length} cards failed`),
+    );
 
   const missing: string[] = [];
   const prefetched = new Map<string, readonly HistoryEntry[]>();
@@ -52,6 +69,7 @@ export async function readCardStates(batch: ScoringBatch, indexes: readonly numb
   const H = model.hiddenSize;
   const hc = new Float32Array(2 * H * cardIds.length);
   cardIds.forEach((cardId, k) => {
+    if (unavailable?.has(cardId) === true) return;
     const stored = states[k];
     const state = stored ? safeDecode(stored.bytes, H, hc.subarray(2 * H * k, 2 * H * (k + 1))) : undefined;
     if (stored && state) {
@@ -68,12 +86,12 @@ export async function readCardStates(batch: ScoringBatch, indexes: readonly numb
       });
     }
   });
-  ctx.events?.stateOutcome?.("hit", cardIds.length - missing.length);
+  ctx.events?.stateOutcome?.("hit", cardIds.length - (unavailable?.size ?? 0) - missing.length);
   if (missing.length > 0) {
     ctx.events?.stateOutcome?.("miss", missing.length);
     await rebuildFromHistory(batch, missing, prefetched);
   }
-  return { ok: true };
+  return unavailable === undefined ? { ok: true } : { ok: true, unavailable };
 }
 
 function safeDecode(bytes: Uint8Array, hidden: number, hc: Float32Array): CardState | undefined {

@@ -43,24 +43,42 @@ export async function applyStateOnly(items: readonly ScoringItem[], ctx: Scoring
   if (ctx.model === undefined || items.length === 0) return items.length === 0;
   const batch = openBatch(items, { ...ctx, stateLane: undefined, explainTopFeatures: 0 }, { decide: false });
   const all = [...items.keys()];
-  if (!(await readCardStates(batch, all)).ok) return false;
-  await scoreInWaves(batch, all);
-  return writeCardStates(batch, []);
+  const read = await readCardStates(batch, all);
+  if (!read.ok) return false;
+  // Cards on a failed store node are skipped (and reported not applied); the rest are applied.
+  const readable = read.unavailable === undefined ? all : withoutCards(batch, all, read.unavailable);
+  await scoreInWaves(batch, readable);
+  return (await writeCardStates(batch, [])) && read.unavailable === undefined;
 }
 
-/** Read, score, write for these transactions; the rules decide for them if the read fails. */
-async function scoreAndKeepState(batch: ScoringBatch, scored: readonly number[]): Promise<void> {
-  if (scored.length === 0) return;
+/** These transactions but those of `cards`. */
+function withoutCards(batch: ScoringBatch, indexes: readonly number[], cards: ReadonlySet<string>): number[] {
+  return indexes.filter((i) => !cards.has(batch.items[i]!.tx.cardId));
+}
+
+/**
+ * Read, score, write for these transactions; the rules decide for them if the read fails, and
+ * for the transactions of cards whose store node failed (the others are the model's).
+ */
+async function scoreAndKeepState(batch: ScoringBatch, indexes: readonly number[]): Promise<void> {
+  if (indexes.length === 0) return;
   const { ctx, times, items } = batch;
-  const scoredItems = scored.length === items.length ? items : scored.map((i) => items[i]!);
   const t0 = ctx.clock.monotonicUs();
-  const read = await readCardStates(batch, scored);
+  const read = await readCardStates(batch, indexes);
   times.stateRead = ctx.clock.monotonicUs() - t0;
   if (!read.ok) {
-    decideByRules(batch, scored, causeOf(read.failure));
-    ctx.stateLane?.defer(scoredItems);
+    decideByRules(batch, indexes, causeOf(read.failure));
+    ctx.stateLane?.defer(indexes.length === items.length ? items : indexes.map((i) => items[i]!));
     return;
   }
+  let scored = indexes;
+  if (read.unavailable !== undefined) {
+    scored = withoutCards(batch, indexes, read.unavailable);
+    const failed = indexes.filter((i) => read.unavailable!.has(items[i]!.tx.cardId));
+    decideByRules(batch, failed, FallbackCause.FALLBACK_CAUSE_STATE_UNAVAILABLE);
+    ctx.stateLane?.defer(failed.map((i) => items[i]!));
+  }
+  const scoredItems = scored.length === items.length ? items : scored.map((i) => items[i]!);
   await scoreInWaves(batch, scored);
   const w0 = ctx.clock.monotonicUs();
   await writeCardStates(batch, scoredItems);

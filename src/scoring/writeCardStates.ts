@@ -5,8 +5,8 @@ import { callTimeoutMs, type ScoringBatch } from "./scoringBatch.js";
 import type { ScoringItem } from "./scoringContext.js";
 
 /**
- * Writes the batch's changed cards. False when the write failed: the decisions stand, and
- * `redoOnFailure` goes to the deferred lane (where the write did land after all, a timeout,
+ * Writes the batch's changed cards. False when the write failed, for all cards or for those on
+ * a failed store node: the decisions stand, and `redoOnFailure` (of those cards) goes to the deferred lane (where the write did land after all, a timeout,
  * compare-and-set skips what was already applied).
  */
 export async function writeCardStates(
@@ -45,5 +45,15 @@ export async function writeCardStates(
   }
   const stale = written.value.filter((o) => o === "stale").length;
   if (stale > 0) ctx.events?.stateOutcome?.("stale_write", stale);
-  return true;
+  // A failed store node's cards (the others were written): only their transactions are redone.
+  const lost = new Set<string>();
+  written.value.forEach((o, k) => o === "unavailable" && lost.add(writes[k]!.cardId));
+  if (lost.size === 0) return true;
+  ctx.events?.dependencyFailure?.(
+    "state_write",
+    "error",
+    new Error(`the store node of ${lost.size} of ${writes.length} cards failed`),
+  );
+  ctx.stateLane?.defer(redoOnFailure.filter(({ tx }) => lost.has(tx.cardId)));
+  return false;
 }

@@ -41,6 +41,7 @@ import { HMAC_SHA256_BYTES, HmacSha256 } from "./hmacSha256.js";
 import { PACKED_ARGS_LUA, PackedScriptArgs } from "./packedScriptArgs.js";
 import {
   groupByNode,
+  isWholeStoreFailure,
   nodeRoundTrip,
   roundTrip,
   type CommandReply,
@@ -74,7 +75,8 @@ export interface CardStateStoreStats {
 export type CardStateStoreErrorKind = "redis_reply";
 
 /**
- * A command of a batch failed in Redis; the batch as a whole is reported failed. Its key is
+ * A command of a batch failed in Redis and no node of the batch answered (one dead master of
+ * several is reported per card instead: StateReadResult.unavailable). Its key is
  * redacted (redactedKey): errors are logged, and a log line never carries a card id.
  */
 export class CardStateStoreError extends Error {
@@ -304,13 +306,18 @@ export class RedisCardStateStore implements CardStateStore {
       };
     });
     const replies = await nodeRoundTrip(this.#redis, commands, defineScripts);
+    this.#throwIfWholeStoreFailed(replies, commands);
 
     const states = new Array<StoredCardState | undefined>(n);
     const histories = new Array<HistoryEntry[] | undefined>(n);
     const deviceCardCounts = new Array<number>(deviceTouches.length);
+    const unavailable: number[] = [];
     let tampered = 0;
     groups.forEach((group, g) => {
-      throwIfFailed(replies[g]!, commands[g]!.key);
+      if (replies[g]![0] !== null) {
+        for (const { card } of group) if (card >= 0) unavailable.push(card);
+        return;
+      }
       const reply = replies[g]![1] as Array<Buffer | null | number | Buffer[]>;
       let r = 0;
       for (const { card, touch } of group) {
@@ -331,7 +338,13 @@ export class RedisCardStateStore implements CardStateStore {
       }
       for (const { touch } of group) if (touch >= 0) deviceCardCounts[touch] = Number(reply[r++]);
     });
-    return { states, deviceCardCounts, tampered, histories };
+    return {
+      states,
+      deviceCardCounts,
+      tampered,
+      histories,
+      ...(unavailable.length > 0 ? { unavailable } : {}),
+    };
   }
 
   async readHistories(cardIds: readonly string[]): Promise<HistoryEntry[][]> {
@@ -409,9 +422,13 @@ export class RedisCardStateStore implements CardStateStore {
       };
     });
     const replies = await nodeRoundTrip(this.#redis, commands, defineScripts);
+    this.#throwIfWholeStoreFailed(replies, commands);
     const outcomes = new Array<WriteOutcome>(writes.length);
     groups.forEach((group, g) => {
-      throwIfFailed(replies[g]!, commands[g]!.key);
+      if (replies[g]![0] !== null) {
+        for (const { write } of group) outcomes[write] = "unavailable";
+        return;
+      }
       const reply = replies[g]![1] as number[];
       group.forEach(({ write }, k) => {
         if (reply[k] === 1) {
@@ -424,6 +441,11 @@ export class RedisCardStateStore implements CardStateStore {
       });
     });
     return outcomes;
+  }
+
+  /** Every node the batch needed failed: the store is down, and the batch fails as one. */
+  #throwIfWholeStoreFailed(replies: readonly CommandReply[], commands: readonly QueuedCommand[]): void {
+    if (isWholeStoreFailure(this.#redis, replies)) throw replyError(replies[0]![0]!, commands[0]!.key);
   }
 
   #verify(key: string, p: Buffer | null, v: Buffer | null): StoredCardState | undefined | "tampered" {
@@ -473,10 +495,6 @@ export class RedisCardStateStore implements CardStateStore {
 
 /** 128 bits: ample against forgery for an entry that lives at most the state TTL. */
 const HISTORY_MAC_BYTES = 16;
-
-function throwIfFailed([error]: CommandReply, key: string): void {
-  if (error) throw replyError(error, key);
-}
 
 function throwUnlessWrongType(error: Error, key: string): "tampered" {
   if (!isWrongType(error)) throw replyError(error, key);

@@ -80,6 +80,18 @@ export async function nodeRoundTrip(
 }
 
 /**
+ * Whether the failures of a batch's per-node commands are the whole store's: every command
+ * failed and together they asked every master the client knows (a standalone Redis is one).
+ * A Cluster batch that only touched a dead master is that node's failure, not the store's: the
+ * caller's circuit breaker must not open for the live masters' cards too.
+ */
+export function isWholeStoreFailure(redis: RedisClient, replies: readonly CommandReply[]): boolean {
+  if (replies.length === 0 || replies.some(([error]) => error === null)) return false;
+  // A dead master drops out of the pool: the live ones (or none) are what a batch could miss.
+  return !isCluster(redis) || replies.length >= redis.nodes("master").length;
+}
+
+/**
  * Units (cards, touches…) grouped by the node serving their key, in input order within a group:
  * one group on a standalone Redis. What a multi-key script may touch in one call.
  */

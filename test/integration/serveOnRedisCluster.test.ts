@@ -1,7 +1,8 @@
 // `serve` pointed at a Redis Cluster through REDIS_CLUSTER_NODES: a private 3-master cluster on
 // spare ports, the shared broker and registry, a few hundred transactions. The model decides
 // every one of them (a misrouted or CROSSSLOT-refused script would show up as fallbacks) and
-// card state lands on every master.
+// card state lands on every master. Then one master is killed: only its cards fall back, the
+// other masters' cards are still the model's.
 import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
@@ -15,7 +16,14 @@ import { ScorerChild, scorerEnvironment } from "../../src/tools/scorerChild.js";
 import { committedModelDir } from "../support/committedModel.js";
 import { testEndpoints } from "./endpoints.js";
 import { startPrivateRedisCluster, type PrivateRedisCluster } from "../../stack/privateRedis.js";
-import { makeTransactions, publishAndAwaitDecisions } from "./support/transactionTraffic.js";
+import { chaosPort } from "../../chaos/runTopics.js";
+import { clusterSlot } from "../../src/state/redisRoundTrip.js";
+import { setTimeout as sleep } from "node:timers/promises";
+import {
+  makeTransactions,
+  produceTransactions,
+  publishAndAwaitDecisions,
+} from "./support/transactionTraffic.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const endpoints = testEndpoints();
@@ -46,6 +54,13 @@ async function stateKeysOn(port: number, namespace: string): Promise<number> {
   }
 }
 
+function decoded(value: Buffer) {
+  const frame = parseConfluentFrame(value);
+  const decision = frame.ok ? decodeDecisionPayload(frame.value.payload) : undefined;
+  if (decision?.ok !== true) throw new Error("a decision that does not decode");
+  return decision.value;
+}
+
 function fallbackCauses(values: readonly Buffer[]): Record<string, number> {
   const causes: Record<string, number> = {};
   for (const value of values) {
@@ -60,7 +75,7 @@ function fallbackCauses(values: readonly Buffer[]): Record<string, number> {
 }
 
 describe("serve on a Redis Cluster", () => {
-  it("decides every transaction with the model and writes card state on all three masters", async () => {
+  it("decides every transaction with the model and writes card state on all three masters; with one master killed, only its cards fall back", async () => {
     const namespace = `rcluster-${topics.transactions.slice(-8)}`;
     const scorer = await ScorerChild.start({
       root,
@@ -83,22 +98,59 @@ describe("serve on a Redis Cluster", () => {
       }),
     });
     const txs = makeTransactions(TRANSACTIONS, { cards: CARDS, prefix: "rcl" });
+    const afterKill = makeTransactions(TRANSACTIONS, { cards: CARDS, prefix: "rcl" }).map((tx) => ({
+      ...tx,
+      transactionId: `${tx.transactionId}-after-kill`,
+    }));
+    const slotMasters = await cluster.slotMasters();
+    const KILLED = 2;
+    let killedCardIds: Set<string>;
+    let afterKillDecisions: ReturnType<typeof decoded>[] = [];
     try {
       await publishAndAwaitDecisions(endpoints.kafkaBrokers, topics, txs, { idleMs: 500 });
+      // The first phase's decisions are counted before the kill (below, from the topic).
+      await cluster.killNode(KILLED);
+      killedCardIds = new Set(
+        afterKill.map((tx) => tx.cardId).filter((id) => slotMasters[clusterSlot(`{${id}}`)] === KILLED),
+      );
+      const sink = chaosPort(endpoints.kafkaBrokers).sink();
+      try {
+        await produceTransactions(sink, topics.transactions, afterKill as typeof txs);
+      } finally {
+        await sink.close();
+      }
+      const deadline = Date.now() + 60_000;
+      while (afterKillDecisions.length < TRANSACTIONS && Date.now() < deadline) {
+        await sleep(1_000);
+        afterKillDecisions = (await readWholeTopic(endpoints.kafkaBrokers, topics.decisions, { idleMs: 500 }))
+          .map((r) => decoded(r.value))
+          .filter((d) => d.transactionId.endsWith("-after-kill"));
+      }
     } finally {
       await scorer.stop();
     }
+    // One master of three down: its cards (and only they) are the rules', the rest the model's.
+    expect(killedCardIds.size).toBeGreaterThan(0);
+    expect(afterKillDecisions).toHaveLength(TRANSACTIONS);
+    const liveFallbacks = afterKillDecisions.filter((d) => !killedCardIds.has(d.cardId) && d.fallback);
+    const deadModel = afterKillDecisions.filter((d) => killedCardIds.has(d.cardId) && !d.fallback);
+    expect(liveFallbacks.map((d) => FallbackCause[d.fallbackCause])).toEqual([]);
+    expect(deadModel).toEqual([]);
 
-    const decisions = await readWholeTopic(endpoints.kafkaBrokers, topics.decisions);
+    const decisions = (await readWholeTopic(endpoints.kafkaBrokers, topics.decisions)).filter(
+      (r) => !decoded(r.value).transactionId.endsWith("-after-kill"),
+    );
     const audit = auditDecisions(
       await readWholeTopic(endpoints.kafkaBrokers, topics.transactions),
       decisions,
     );
-    expect(audit).toMatchObject({ sent: TRANSACTIONS, lost: 0 });
+    // The topic holds both phases; only the first phase's decisions are audited here.
+    expect(audit).toMatchObject({ sent: 2 * TRANSACTIONS, lost: TRANSACTIONS });
     // Named causes, so a failure says why the rules decided.
     expect(fallbackCauses(decisions.map((r) => r.value))).toEqual({});
-    const keysPerMaster = await Promise.all(cluster.ports.map((p) => stateKeysOn(p, namespace)));
-    expect(keysPerMaster.every((n) => n > 0)).toBe(true);
-    expect(keysPerMaster.reduce((a, b) => a + b, 0)).toBe(CARDS);
+    const live = cluster.ports.filter((_, i) => i !== KILLED);
+    const keysPerLiveMaster = await Promise.all(live.map((p) => stateKeysOn(p, namespace)));
+    expect(keysPerLiveMaster.every((n) => n > 0)).toBe(true);
+    expect(keysPerLiveMaster.reduce((a, b) => a + b, 0)).toBe(CARDS - killedCardIds!.size);
   }, 180_000);
 });

@@ -5,7 +5,13 @@ import { encodeConfluentFrame } from "../../src/codec/confluent.js";
 import { joinDelimitedFrames } from "../../src/codec/delimited.js";
 import { encodeDecisionPayload, encodeTransactionPayload } from "../../src/codec/messages.js";
 import { decodeTransactionRecord } from "../../src/ingest/decodeTransactionRecord.js";
-import { auditDecisions, MALFORMED_HEADER, p99ByWindow } from "../../chaos/decisionAudit.js";
+import {
+  auditDecisions,
+  MALFORMED_HEADER,
+  p99ByWindow,
+  stallsByEvent,
+  type DecidedTransaction,
+} from "../../chaos/decisionAudit.js";
 import { MALFORMED_KINDS, malformedCorpus } from "../../chaos/malformedCorpus.js";
 import { killMoments } from "../../chaos/scenarios/crashes.js";
 import type { TopicRecord } from "../../chaos/topicReader.js";
@@ -147,6 +153,35 @@ describe("auditDecisions", () => {
     const audit = auditDecisions([bad, bad2], [], [dlq(7, "truncated_frame"), dlq(8)]);
 
     expect(audit).toMatchObject({ sent: 0, malformedSent: 2, malformedInDlq: 2, malformedWithoutReason: 1 });
+  });
+});
+
+describe("stallsByEvent", () => {
+  it("gives each event the longest partition gap that began in its span", () => {
+    const decided = (partition: number, appendedMs: number): DecidedTransaction => ({
+      transactionId: `t-${partition}-${appendedMs}`,
+      cardId: "c",
+      partition,
+      timestampMs: appendedMs,
+      appendedMs,
+      fallback: false,
+      fallbackCause: 0,
+    });
+    const appends = [
+      ...[0, 100, 200, 300].map((t) => decided(0, t)), // steady: 100 ms gaps
+      ...[10_000, 12_500, 12_600].map((t) => decided(0, t)), // a 2.5 s gap from 10 s
+      ...[0, 21_000, 24_000, 24_100].map((t) => decided(1, t)), // 21 s (from 0: steady), then 3 s from 21 s
+    ];
+    const stalls = stallsByEvent(appends, [
+      { name: "added", atMs: 10_500 },
+      { name: "killed", atMs: 20_800 },
+    ]);
+    expect(stalls.map((s) => [s.event, s.longestMs, s.partition])).toEqual([
+      ["steady", 21_000, 1],
+      ["added", 2_500, 0],
+      ["killed", 3_000, 1],
+    ]);
+    expect(stalls[2]!.startedAfterMs).toBe(200);
   });
 });
 

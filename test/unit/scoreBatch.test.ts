@@ -191,6 +191,58 @@ describe("scoreBatch", () => {
     expect(timedOut!.fallbackCause).toBe(FallbackCause.FALLBACK_CAUSE_TIMEOUT);
   });
 
+  it("on a store with one dead node, the rules decide only that node's cards, and the breaker stays closed", async () => {
+    const store = new MemoryCardStateStore();
+    // Cards named dead-* live on the failed node: the store reports them per card, as the Redis
+    // store does for one master of a Cluster down, and writes nothing of theirs.
+    const isDead = (cardId: string) => cardId.startsWith("dead-");
+    const oneNodeDown: CardStateStore = {
+      readBatch: async (req) => {
+        const read = await store.readBatch(req);
+        const unavailable = req.cardIds.flatMap((cardId, k) => (isDead(cardId) ? [k] : []));
+        return {
+          ...read,
+          states: read.states.map((s, k) => (unavailable.includes(k) ? undefined : s)),
+          unavailable,
+        };
+      },
+      readHistories: (ids) => store.readHistories(ids),
+      writeBatch: async (writes) => {
+        const outcomes = await store.writeBatch(writes.filter((w) => !isDead(w.cardId)));
+        return writes.map((w) => (isDead(w.cardId) ? "unavailable" : outcomes.shift()!));
+      },
+    };
+    const base = context({ store: oneNodeDown, guards: guards() });
+    const deferred: string[] = [];
+    const stateLane = new DeferredStateLane({
+      apply: (items, laneGuards) => {
+        deferred.push(...items.map((i) => i.tx.cardId));
+        return applyStateOnly(items, { ...base, guards: laneGuards });
+      },
+    });
+    const ctx: ScoringContext = { ...base, stateLane };
+    for (let round = 0; round < 10; round++) {
+      const decisions = await scoreBatch(
+        [item({ cardId: `live-${round}` }), item({ cardId: `dead-${round}` })],
+        ctx,
+      );
+      expect(decisions.map((d) => d.fallbackCause)).toEqual([
+        FallbackCause.FALLBACK_CAUSE_UNSPECIFIED,
+        FallbackCause.FALLBACK_CAUSE_STATE_UNAVAILABLE,
+      ]);
+      // The dead node's card alone in a batch is not a store outage either.
+      const [alone] = await scoreBatch([item({ cardId: `dead-alone-${round}` })], ctx);
+      expect(alone!.fallbackCause).toBe(FallbackCause.FALLBACK_CAUSE_STATE_UNAVAILABLE);
+    }
+    expect(base.guards.stateRead.state).toBe("closed");
+    await stateLane.drained();
+    expect(deferred.every(isDead)).toBe(true);
+    const { states } = await store.readBatch({ cardIds: ["live-9", "dead-9"], deviceTouches: [], nowMs: T0 });
+    expect(decodeCardState(states[0]!.bytes).txCount).toBe(1);
+    expect(states[1]).toBeUndefined();
+    stateLane.shutdown();
+  });
+
   it("decides by rules when a state read outlasts the budget, and still applies the state later, in order", async () => {
     const store = new MemoryCardStateStore();
     let slow = true;
