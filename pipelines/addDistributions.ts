@@ -34,7 +34,13 @@ const program = new Command()
         expectedFeatureSchemaVersion: FEATURE_SCHEMA_VERSION,
       });
       const data = await loadLabelledDataset({ dir: o.data });
-      const seqs = buildCardSequences(data, await loadRuleSet(DEFAULT_RULES_PATH));
+      // The model's own width: a model of an earlier feature schema takes its prefix.
+      const seqs = buildCardSequences(
+        data,
+        await loadRuleSet(DEFAULT_RULES_PATH),
+        undefined,
+        manifest.featureCount,
+      );
       const session = await OnnxStepSession.open(join(o.from, FP32_MODEL_FILE), {
         featureCount: manifest.featureCount,
         hiddenSize: manifest.hiddenSize,

@@ -4,6 +4,7 @@
 import { existsSync } from "node:fs";
 import cliProgress from "cli-progress";
 import { Command } from "commander";
+import { FEATURE_SCHEMA_VERSION } from "../src/features/featureVector.js";
 import { DEFAULT_SIMULATION } from "../src/tools/simulate/defaults.js";
 import { writeSimulation } from "./simulate/writeSimulation.js";
 import { runTrainingPipeline, type PipelineProgress } from "./train/runTrainingPipeline.js";
@@ -58,6 +59,11 @@ const program = new Command()
   .option("--seed <n>", "training seed", "7")
   .option("--epochs <n>", "maximum epochs", "10")
   .option("--hidden <n>", "LSTM hidden size", "32")
+  .option(
+    "--feature-schema <version>",
+    "train on this feature schema's features (an earlier one is a prefix: an ablation)",
+    FEATURE_SCHEMA_VERSION,
+  )
   .option("--keys-dir <dir>", "private signing key folder (git-ignored)", ".keys")
   .option("--trusted-keys <dir>", "trusted public keys", "models/trusted-keys")
   .action(async (o: Record<string, string | undefined>) => {
@@ -98,6 +104,7 @@ const program = new Command()
       trustedKeysDir: o.trustedKeys!,
       train: { seed: Number(o.seed), epochs: Number(o.epochs), hiddenSize: Number(o.hidden) },
       progress: barProgress(),
+      featureSchemaVersion: o.featureSchema!,
     });
     const { fp32, int8, rules } = result.report.results;
     const line = (n: string, m: typeof fp32) =>

@@ -23,6 +23,8 @@ const OPSET = 17;
 export interface ExportMetadata {
   readonly modelName: string;
   readonly modelVersion: string;
+  /** The feature schema the model was trained on (default: the one this build computes). */
+  readonly featureSchemaVersion?: string;
 }
 
 /** W [F,4H] → ONNX LSTM's [1, 4H, F] (transposed). */
@@ -137,7 +139,7 @@ function buildModel(w: LstmWeights, meta: ExportMetadata, quantized: boolean): U
     metadataProps: [
       { key: "model_name", value: meta.modelName },
       { key: "model_version", value: meta.modelVersion },
-      { key: "feature_schema_version", value: FEATURE_SCHEMA_VERSION },
+      { key: "feature_schema_version", value: meta.featureSchemaVersion ?? FEATURE_SCHEMA_VERSION },
     ],
     graph: {
       name: "fraud_lstm_step",

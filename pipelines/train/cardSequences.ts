@@ -23,13 +23,15 @@ export interface CardSequences {
   readonly ruleScores: Float32Array;
 }
 
+/** `width`: how many leading features to keep (an earlier schema's count, for an ablation). */
 export function buildCardSequences(
   data: LabelledDataset,
   ruleSet: RuleSet,
   onProgress?: (done: number, total: number) => void,
+  width: number = FEATURE_COUNT,
 ): CardSequences {
   const n = data.transactions.length;
-  const F = FEATURE_COUNT;
+  const F = width;
   const states = new Map<string, CardState>();
   const cardIndex = new Map<string, number>();
   const cardOf = new Int32Array(n);
@@ -50,7 +52,7 @@ export function buildCardSequences(
     const hashes = computeFeatureHashes(tx);
     const state = states.get(cardId) ?? emptyCardState(0);
     const shared = { deviceCardCount24h: fanOut.observe(hashes.device, cardId, Number(tx.eventTimeMs)) };
-    computeFeatures(tx, hashes, state, shared, timeOrdered, i * F);
+    computeFeatures(tx, hashes, state, shared, timeOrdered, i * F, undefined, F);
     if (data.split[i]! > 0) {
       ruleTimeOrdered[i] = evaluateRules(ruleSet, {
         tx,

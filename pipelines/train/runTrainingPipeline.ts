@@ -2,7 +2,7 @@
 // → LSTM training (tfjs, wasm) → ONNX export (fp32 + int8) → evaluation on the held-out time
 // split through ONNX Runtime, against the rules-only fallback → signed, verified artifact.
 import { join } from "node:path";
-import { FEATURE_NAMES, FEATURE_SCHEMA_VERSION } from "../../src/features/featureVector.js";
+import { FEATURE_NAMES, FEATURE_SCHEMA_VERSION, FEATURE_SCHEMAS } from "../../src/features/featureVector.js";
 import { FP32_MODEL_FILE, INT8_MODEL_FILE, type Manifest } from "../../src/model/manifest.js";
 import { OnnxStepSession } from "../../src/model/onnxStepSession.js";
 import { verifyModelArtifact } from "../../src/model/verifyModelArtifact.js";
@@ -41,6 +41,8 @@ export interface PipelineOptions {
   readonly rulesPath?: string | URL;
   readonly train: Omit<TrainOptions, "onBatch" | "onEpoch">;
   readonly progress?: PipelineProgress;
+  /** Train on an earlier schema's features (its prefix of the vector), e.g. for an ablation. */
+  readonly featureSchemaVersion?: string;
 }
 
 export interface PipelineResult {
@@ -60,8 +62,14 @@ export async function runTrainingPipeline(options: PipelineOptions): Promise<Pip
   if (data.unlabelled > 0)
     progress.log(`${data.unlabelled} transactions have no label and count as legitimate`);
 
+  const schema = options.featureSchemaVersion ?? FEATURE_SCHEMA_VERSION;
+  const width = FEATURE_SCHEMAS[schema];
+  if (width === undefined)
+    throw new Error(
+      `feature schema "${schema}" is not one this build computes (${Object.keys(FEATURE_SCHEMAS).join(", ")})`,
+    );
   const featureStage = progress.stage("features", data.transactions.length);
-  const seqs = buildCardSequences(data, ruleSet, (done) => featureStage.update(done));
+  const seqs = buildCardSequences(data, ruleSet, (done) => featureStage.update(done), width);
   featureStage.stop();
 
   await useWasmBackend();
@@ -86,7 +94,7 @@ export async function runTrainingPipeline(options: PipelineOptions): Promise<Pip
     },
   });
 
-  const meta = { modelName: options.name, modelVersion: options.version };
+  const meta = { modelName: options.name, modelVersion: options.version, featureSchemaVersion: schema };
   const fp32 = exportFp32Onnx(training.weights, meta);
   const int8 = exportInt8Onnx(training.weights, meta);
   const F = seqs.featureCount;
@@ -141,7 +149,7 @@ export async function runTrainingPipeline(options: PipelineOptions): Promise<Pip
     model: {
       name: options.name,
       version: options.version,
-      featureSchemaVersion: FEATURE_SCHEMA_VERSION,
+      featureSchemaVersion: schema,
       hiddenSize: H,
     },
     data: {
@@ -179,8 +187,8 @@ export async function runTrainingPipeline(options: PipelineOptions): Promise<Pip
       formatVersion: 1,
       name: options.name,
       modelVersion: options.version,
-      featureSchemaVersion: FEATURE_SCHEMA_VERSION,
-      featureNames: [...FEATURE_NAMES],
+      featureSchemaVersion: schema,
+      featureNames: FEATURE_NAMES.slice(0, width),
       featureCount: F,
       hiddenSize: H,
       createdAt,

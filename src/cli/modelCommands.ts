@@ -1,6 +1,6 @@
 // `fraud-scorer model …`: verify and inspect signed model artifacts.
 import type { Command } from "commander";
-import { FEATURE_SCHEMA_VERSION } from "../features/featureVector.js";
+import { FEATURE_SCHEMA_VERSION, featureWidthFor } from "../features/featureVector.js";
 import { ModelArtifactError } from "../model/modelArtifactError.js";
 import { verifyModelArtifact } from "../model/verifyModelArtifact.js";
 import { promoteModel, PromotionError, rollbackModel, shadowModel } from "../control/promotionRecords.js";
@@ -41,8 +41,11 @@ export function registerModelCommands(program: Command): void {
         `OK ${manifest.name} ${manifest.modelVersion}: ${files} files match manifest.json, signed by key ${manifest.signing.keyId}`,
       );
       if (manifest.featureSchemaVersion !== FEATURE_SCHEMA_VERSION) {
+        const fit = featureWidthFor(manifest.featureSchemaVersion, manifest.featureNames);
         console.log(
-          `note: trained on feature schema ${manifest.featureSchemaVersion}; this build computes ${FEATURE_SCHEMA_VERSION}, so serving will refuse it`,
+          fit.ok
+            ? `note: trained on feature schema ${manifest.featureSchemaVersion}; this build computes ${FEATURE_SCHEMA_VERSION} and feeds it the first ${fit.width} features`
+            : `note: ${fit.reason}, so serving will refuse it`,
         );
       }
     });

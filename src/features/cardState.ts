@@ -3,7 +3,15 @@
 // runs in both, so the features a model saw in training are the ones it sees in production.
 import type { fraud } from "../codec/generated/fraud.js";
 import type { FeatureHash, FeatureHashes } from "../ingest/featureHashes.js";
-import { amountEur, hourOfDay, isInPerson, SMALL_AMOUNT_EUR } from "./transactionFacts.js";
+import {
+  amountEur,
+  hourOfDay,
+  isInPerson,
+  MCC_GROUPS,
+  mccGroup,
+  mccGroupIndex,
+  SMALL_AMOUNT_EUR,
+} from "./transactionFacts.js";
 
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 24 * HOUR_MS;
@@ -15,6 +23,11 @@ export const RECENT_IP_PREFIXES = 4;
 
 /** After this many transactions the amount statistics become an exponential moving average. */
 const AMOUNT_STATS_WINDOW = 50;
+/**
+ * Per merchant-category group, the usual amount becomes an exponential moving average after this
+ * many transactions of the group: a card's grocery bill drifts slowly, and its first few set it.
+ */
+const MCC_AMOUNT_WINDOW = 20;
 /** Time constant of the habitual-hour vector: habits older than a few months fade. */
 const HOUR_HABIT_TAU_MS = 30 * DAY_MS;
 
@@ -48,6 +61,12 @@ export interface CardState {
   recentMerchants: FeatureHash[];
   recentDevices: FeatureHash[];
   recentIpPrefixes: FeatureHash[];
+  /**
+   * Per MCC group (MCC_GROUPS order): running mean of log1p(amount in EUR) and how many of the
+   * card's transactions it summarises (capped at MCC_AMOUNT_WINDOW; 0 = group never used).
+   */
+  mccAmountLogMean: number[];
+  mccAmountCount: number[];
 }
 
 export function emptyCardState(hidden: number): CardState {
@@ -69,6 +88,8 @@ export function emptyCardState(hidden: number): CardState {
     recentMerchants: [],
     recentDevices: [],
     recentIpPrefixes: [],
+    mccAmountLogMean: MCC_GROUPS.map(() => 0),
+    mccAmountCount: MCC_GROUPS.map(() => 0),
   };
 }
 
@@ -127,6 +148,12 @@ export function advanceCardState(
   const hourAngle = (2 * Math.PI * hourOfDay(timeMs)) / 24;
   const channel = tx.channel ?? 0;
   const inPerson = isInPerson(channel);
+  const g = mccGroupIndex(mccGroup(tx.mcc ?? 0));
+  const mccAmountLogMean = state.mccAmountLogMean.slice();
+  const mccAmountCount = state.mccAmountCount.slice();
+  const groupCount = mccAmountCount[g]!;
+  mccAmountLogMean[g] = mccAmountLogMean[g]! + (logAmount - mccAmountLogMean[g]!) / (groupCount + 1);
+  mccAmountCount[g] = Math.min(groupCount + 1, MCC_AMOUNT_WINDOW);
 
   return {
     h: state.h,
@@ -152,5 +179,7 @@ export function advanceCardState(
     recentMerchants: remember(state.recentMerchants, hashes.merchant, RECENT_MERCHANTS),
     recentDevices: remember(state.recentDevices, hashes.device, RECENT_DEVICES),
     recentIpPrefixes: remember(state.recentIpPrefixes, hashes.ipPrefix, RECENT_IP_PREFIXES),
+    mccAmountLogMean,
+    mccAmountCount,
   };
 }

@@ -7,9 +7,14 @@
 //     hourHabitSin, hourHabitCos, hourHabitWeight, lastInPersonTimeMs) |
 //     str lastMerchantCountry | str lastInPersonCountry  (u8 length + ASCII) |
 //     3 × (u8 count + f64[count]) recentMerchants, recentDevices, recentIpPrefixes
+// v2: v1 | u8 groups (5) | f64[groups] mccAmountLogMean | u8[groups] mccAmountCount
+//     (the per-MCC-group usual amount of card-features-2; counts are capped at 20, so a byte).
+// v1 bytes still decode, with the per-group statistics empty (as for a card new to every group).
 import { RECENT_DEVICES, RECENT_IP_PREFIXES, RECENT_MERCHANTS, type CardState } from "./cardState.js";
+import { MCC_GROUPS } from "./transactionFacts.js";
 
-export const CARD_STATE_FORMAT_VERSION = 1;
+export const CARD_STATE_FORMAT_VERSION = 2;
+const MCC_GROUP_COUNT = MCC_GROUPS.length;
 const MAX_HIDDEN = 4096;
 const MAX_COUNTRY = 8;
 
@@ -42,7 +47,9 @@ export function encodedCardStateSize(state: CardState): number {
     state.lastMerchantCountry.length +
     state.lastInPersonCountry.length +
     3 +
-    8 * (state.recentMerchants.length + state.recentDevices.length + state.recentIpPrefixes.length)
+    8 * (state.recentMerchants.length + state.recentDevices.length + state.recentIpPrefixes.length) +
+    1 +
+    9 * MCC_GROUP_COUNT
   );
 }
 
@@ -96,7 +103,16 @@ export function encodeCardStateInto(
   o = writeCountry(bytes, o, state.lastInPersonCountry);
   o = writeHashes(view, o, state.recentMerchants);
   o = writeHashes(view, o, state.recentDevices);
-  return writeHashes(view, o, state.recentIpPrefixes);
+  o = writeHashes(view, o, state.recentIpPrefixes);
+  view.setUint8(o++, MCC_GROUP_COUNT);
+  for (let g = 0; g < MCC_GROUP_COUNT; g++, o += 8) view.setFloat64(o, state.mccAmountLogMean[g]!, true);
+  for (let g = 0; g < MCC_GROUP_COUNT; g++) {
+    const count = state.mccAmountCount[g]!;
+    if (!(count >= 0 && count <= 255 && Number.isInteger(count)))
+      throw new RangeError(`mccAmountCount ${count} is not a byte`);
+    bytes[o++] = count;
+  }
+  return o;
 }
 
 function writeFloat32s(bytes: Uint8Array, view: DataView, o: number, values: Float32Array): number {
@@ -137,10 +153,10 @@ export function decodeCardState(bytes: Uint8Array, hc?: Float32Array): CardState
   if (bytes.length === 0) throw new CardStateCodecError("empty", "card state holds no bytes", 0);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const version = view.getUint8(0);
-  if (version !== CARD_STATE_FORMAT_VERSION) {
+  if (version !== CARD_STATE_FORMAT_VERSION && version !== 1) {
     throw new CardStateCodecError(
       "unsupported_version",
-      `card state format version ${version} is not ${CARD_STATE_FORMAT_VERSION}`,
+      `card state format version ${version} is not 1 or ${CARD_STATE_FORMAT_VERSION}`,
       0,
     );
   }
@@ -185,6 +201,8 @@ export function decodeCardState(bytes: Uint8Array, hc?: Float32Array): CardState
     recentMerchants: [],
     recentDevices: [],
     recentIpPrefixes: [],
+    mccAmountLogMean: new Array<number>(MCC_GROUP_COUNT).fill(0),
+    mccAmountCount: new Array<number>(MCC_GROUP_COUNT).fill(0),
   };
   o += 8 * SCALARS;
   state.lastMerchantCountry = readCountry(bytes, o, "lastMerchantCountry");
@@ -194,6 +212,7 @@ export function decodeCardState(bytes: Uint8Array, hc?: Float32Array): CardState
   o = readHashes(bytes, view, o, "recentMerchants", RECENT_MERCHANTS, state.recentMerchants);
   o = readHashes(bytes, view, o, "recentDevices", RECENT_DEVICES, state.recentDevices);
   o = readHashes(bytes, view, o, "recentIpPrefixes", RECENT_IP_PREFIXES, state.recentIpPrefixes);
+  if (version >= 2) o = readMccAmounts(bytes, view, o, state);
   if (o !== bytes.length)
     throw new CardStateCodecError("malformed", `${bytes.length - o} trailing bytes after the card state`, o);
   return state;
@@ -231,6 +250,22 @@ function readHashes(
   need(bytes, o + 1, 8 * n, what);
   for (let i = 0; i < n; i++) into.push(view.getFloat64(o + 1 + 8 * i, true));
   return o + 1 + 8 * n;
+}
+
+function readMccAmounts(bytes: Uint8Array, view: DataView, o: number, state: CardState): number {
+  need(bytes, o, 1, "the MCC group count");
+  if (bytes[o] !== MCC_GROUP_COUNT)
+    throw new CardStateCodecError("malformed", `${bytes[o]} MCC groups, not ${MCC_GROUP_COUNT}`, o);
+  o += 1;
+  need(bytes, o, 9 * MCC_GROUP_COUNT, "the MCC group amounts");
+  for (let g = 0; g < MCC_GROUP_COUNT; g++, o += 8) {
+    const mean = view.getFloat64(o, true);
+    if (!Number.isFinite(mean))
+      throw new CardStateCodecError("malformed", "an MCC group mean is not finite", o);
+    state.mccAmountLogMean[g] = mean;
+  }
+  for (let g = 0; g < MCC_GROUP_COUNT; g++) state.mccAmountCount[g] = bytes[o++]!;
+  return o;
 }
 
 export type DecodedCardState = { ok: true; value: CardState } | { ok: false; error: CardStateCodecError };

@@ -9,10 +9,22 @@
 import { fraud } from "../codec/generated/fraud.js";
 import type { FeatureHashes } from "../ingest/featureHashes.js";
 import { decayedVelocity, elapsedMs, emptyCardState, HOUR_MS, isKnown, type CardState } from "./cardState.js";
-import { amountEur, dayOfWeek, hourOfDay, isInPerson, mccGroup } from "./transactionFacts.js";
+import {
+  amountEur,
+  dayOfWeek,
+  homeDistanceKm,
+  hourOfDay,
+  isInPerson,
+  localHourOfDay,
+  mccGroup,
+  mccGroupIndex,
+} from "./transactionFacts.js";
 
-/** Bump on any change to names, order, raw definitions or scalings. */
-export const FEATURE_SCHEMA_VERSION = "card-features-1";
+/**
+ * Bump on any change to names, order, raw definitions or scalings. A new schema only appends
+ * features, so each earlier schema's vector is a prefix of this one (FEATURE_SCHEMAS).
+ */
+export const FEATURE_SCHEMA_VERSION = "card-features-2";
 
 export interface SharedSignals {
   /** Distinct cards seen on this transaction's device in the trailing 24 h, this one included; 0 without a device. */
@@ -38,6 +50,9 @@ const clampOver = (lim: number) => (raw: number) => clamp(raw, -lim, lim) / lim;
 const NO_HISTORY_HOURS = 720;
 /** Two in-person transactions in different countries closer than this cannot be one traveller. */
 const IMPOSSIBLE_TRAVEL_MS = 4 * HOUR_MS;
+
+/** Half the Earth's circumference: no two places are further apart. */
+const MAX_DISTANCE_KM = 20_000;
 
 const DEFS = [
   { name: "amount_eur", source: "tx", scale: log1pOver(8) },
@@ -73,11 +88,56 @@ const DEFS = [
   { name: "mcc_travel", source: "tx", scale: identity },
   { name: "mcc_everyday", source: "tx", scale: identity },
   { name: "device_card_count_24h", source: "shared", scale: log1pOver(3) },
+  // card-features-2 (appended: the first 33 are card-features-1, unchanged).
+  { name: "local_hour_sin", source: "tx", scale: identity },
+  { name: "local_hour_cos", source: "tx", scale: identity },
+  { name: "local_time_unknown", source: "tx", scale: identity },
+  { name: "amount_vs_mcc_usual", source: "state", scale: clampOver(3) },
+  { name: "mcc_group_new", source: "state", scale: identity },
+  { name: "home_distance_km", source: "tx", scale: log1pOver(Math.log1p(MAX_DISTANCE_KM)) },
+  { name: "location_unknown", source: "tx", scale: identity },
 ] as const satisfies readonly FeatureDef[];
 
 export type FeatureName = (typeof DEFS)[number]["name"];
 export const FEATURE_NAMES: readonly FeatureName[] = DEFS.map((d) => d.name);
 export const FEATURE_COUNT = DEFS.length;
+
+/**
+ * Every schema this build computes, and its width: a model trained on an earlier schema is fed
+ * the first `width` features of the vector, exactly the list it was trained on.
+ */
+export const FEATURE_SCHEMAS: Readonly<Record<string, number>> = {
+  "card-features-1": 33,
+  [FEATURE_SCHEMA_VERSION]: FEATURE_COUNT,
+};
+
+/**
+ * How many leading features a model declaring `schemaVersion` and `featureNames` takes, or why
+ * this build cannot feed it (an unknown schema, or names that are not that schema's list).
+ */
+export function featureWidthFor(
+  schemaVersion: string,
+  featureNames: readonly string[],
+): { ok: true; width: number } | { ok: false; reason: string } {
+  const width = FEATURE_SCHEMAS[schemaVersion];
+  if (width === undefined)
+    return {
+      ok: false,
+      reason: `feature schema "${schemaVersion}" is unknown to this build (it computes ${Object.keys(FEATURE_SCHEMAS).join(", ")})`,
+    };
+  const expected = FEATURE_NAMES.slice(0, width);
+  const differs = featureNames.length !== width || featureNames.some((n, i) => n !== expected[i]);
+  if (differs) {
+    const unknown = featureNames.filter((n) => !(FEATURE_NAMES as readonly string[]).includes(n));
+    return {
+      ok: false,
+      reason:
+        `its ${featureNames.length} feature names are not the ${width} of "${schemaVersion}" in order` +
+        (unknown.length > 0 ? ` (unknown: ${unknown.slice(0, 5).join(", ")})` : ""),
+    };
+  }
+  return { ok: true, width };
+}
 export const FEATURE_SOURCES: Readonly<Record<FeatureName, Source>> = Object.fromEntries(
   DEFS.map((d) => [d.name, d.source]),
 ) as Record<FeatureName, Source>;
@@ -113,6 +173,11 @@ function computeRaw(
   const hourAngle = (TWO_PI * hour) / 24;
   const dowAngle = (TWO_PI * dayOfWeek(timeMs)) / 7;
   const group = mccGroup(tx.mcc ?? 0);
+  const g = mccGroupIndex(group);
+  const groupSeen = state.mccAmountCount[g]! > 0;
+  const localHour = localHourOfDay(tx);
+  const localAngle = (TWO_PI * localHour) / 24;
+  const distanceKm = homeDistanceKm(tx);
 
   raw[INDEX.amount_eur] = amount;
   raw[INDEX.amount_z] = hasHistory
@@ -163,12 +228,23 @@ function computeRaw(
   raw[INDEX.mcc_travel] = group === "travel" ? 1 : 0;
   raw[INDEX.mcc_everyday] = group === "everyday" ? 1 : 0;
   raw[INDEX.device_card_count_24h] = hashes.device === 0 ? 0 : shared.deviceCardCount24h;
+  // Unknown time zone or location: 0 plus a flag, so "unknown" never reads as midnight or "at home".
+  const localKnown = !Number.isNaN(localHour);
+  raw[INDEX.local_hour_sin] = localKnown ? Math.sin(localAngle) : 0;
+  raw[INDEX.local_hour_cos] = localKnown ? Math.cos(localAngle) : 0;
+  raw[INDEX.local_time_unknown] = localKnown ? 0 : 1;
+  raw[INDEX.amount_vs_mcc_usual] = groupSeen ? logAmount - state.mccAmountLogMean[g]! : 0;
+  raw[INDEX.mcc_group_new] = hasHistory && !groupSeen ? 1 : 0;
+  const locationKnown = !Number.isNaN(distanceKm);
+  raw[INDEX.home_distance_km] = locationKnown ? distanceKm : 0;
+  raw[INDEX.location_unknown] = locationKnown ? 0 : 1;
 }
 
 /**
- * Writes FEATURE_COUNT scaled floats for `tx` into out[offset …]. `state` is the card's state before `tx`.
- * With `rawOut`, also the raw values into rawOut[offset …], so the rules can read them
- * (featureFactsFromRaw) instead of computing them a second time.
+ * Writes the first `width` scaled floats (all FEATURE_COUNT by default; a model of an earlier
+ * schema takes fewer, see featureWidthFor) for `tx` into out[offset …]. `state` is the card's
+ * state before `tx`. With `rawOut`, also all FEATURE_COUNT raw values into rawOut[rawOffset …],
+ * so the rules can read them (featureFactsFromRaw) instead of computing them a second time.
  */
 export function computeFeatures(
   tx: fraud.v1.ITransaction,
@@ -178,10 +254,12 @@ export function computeFeatures(
   out: Float32Array,
   offset: number,
   rawOut?: Float64Array,
+  width: number = FEATURE_COUNT,
+  rawOffset: number = offset,
 ): void {
   computeRaw(tx, hashes, state, shared);
-  for (let i = 0; i < SCALES.length; i++) out[offset + i] = SCALES[i]!(raw[i]!);
-  rawOut?.set(raw, offset);
+  for (let i = 0; i < width; i++) out[offset + i] = SCALES[i]!(raw[i]!);
+  rawOut?.set(raw, rawOffset);
 }
 
 /** Stands in for missing state while computing raw values; state-derived facts are dropped. */

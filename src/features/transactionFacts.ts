@@ -73,6 +73,10 @@ const EVERYDAY_MCC = new Set([
   5411, 5412, 5499, 5541, 5542, 5812, 5813, 5814, 5912, 4111, 4121, 5331, 7832, 4900, 4814, 4899, 5977,
 ]);
 
+/** Every group, in the order per-group card state keeps them. */
+export const MCC_GROUPS: readonly MccGroup[] = ["risky", "resale", "travel", "everyday", "other"];
+export const mccGroupIndex = (group: MccGroup): number => MCC_GROUPS.indexOf(group);
+
 export function mccGroup(mcc: number): MccGroup {
   if (RISKY_MCC.has(mcc)) return "risky";
   if (RESALE_MCC.has(mcc)) return "resale";
@@ -100,3 +104,31 @@ export const dayOfWeek = (timeMs: number): number => {
   const days = Math.floor(timeMs / DAY_MS);
   return ((((days + 3) % 7) + 7) % 7) + hourOfDay(timeMs) / 24;
 };
+
+/** Hour of day (fractional) on the card's local clock; NaN when the card's UTC offset is unknown. */
+export function localHourOfDay(tx: fraud.v1.ITransaction): number {
+  const offset = tx.cardUtcOffsetMinutes;
+  if (offset === null || offset === undefined) return NaN;
+  return hourOfDay(Number(tx.eventTimeMs ?? 0) + offset * 60_000);
+}
+
+const EARTH_RADIUS_KM = 6371;
+const RAD_PER_TENTH_DEGREE = Math.PI / 1800;
+
+/** Great-circle distance in km between two points given in tenths of a degree (haversine). */
+export function haversineKm(latE1a: number, lonE1a: number, latE1b: number, lonE1b: number): number {
+  const la = latE1a * RAD_PER_TENTH_DEGREE;
+  const lb = latE1b * RAD_PER_TENTH_DEGREE;
+  const sinDLat = Math.sin((lb - la) / 2);
+  const sinDLon = Math.sin(((lonE1b - lonE1a) * RAD_PER_TENTH_DEGREE) / 2);
+  const a = sinDLat * sinDLat + Math.cos(la) * Math.cos(lb) * sinDLon * sinDLon;
+  return 2 * EARTH_RADIUS_KM * Math.asin(Math.min(1, Math.sqrt(a)));
+}
+
+/** Distance from the card's home area to the merchant; NaN when either location is unknown. */
+export function homeDistanceKm(tx: fraud.v1.ITransaction): number {
+  const home = tx.cardHomeLocation;
+  const merchant = tx.merchantLocation;
+  if (!home || !merchant) return NaN;
+  return haversineKm(home.latE1 ?? 0, home.lonE1 ?? 0, merchant.latE1 ?? 0, merchant.lonE1 ?? 0);
+}

@@ -1,6 +1,7 @@
 // What a transaction must satisfy before it may be scored. Proto3 has no required fields, so
 // the contract's "required" is enforced here, once, at ingestion.
 import { decodeFailure, decoded, type Decoded } from "../codec/decodeError.js";
+import type { fraud } from "../codec/generated/fraud.js";
 import { Channel, type Transaction } from "../codec/messages.js";
 
 /** 10^12 minor units: above any single card payment in any currency we know of. */
@@ -9,6 +10,19 @@ export const MAX_AMOUNT_MINOR = 1_000_000_000_000;
 const MIN_EVENT_TIME_MS = 946_684_800_000;
 const MAX_EVENT_TIME_MS = 4_102_444_800_000;
 const MAX_ID_LENGTH = 128;
+
+/** UTC-12:00 .. UTC+14:00, the offsets in use anywhere. */
+export const MIN_UTC_OFFSET_MIN = -720;
+export const MAX_UTC_OFFSET_MIN = 840;
+
+function geoPointProblem(p: fraud.v1.IGeoPoint | null | undefined): string | undefined {
+  if (p === null || p === undefined) return undefined;
+  const lat = p.latE1 ?? 0;
+  const lon = p.lonE1 ?? 0;
+  if (lat < -900 || lat > 900) return `lat_e1 ${lat} is not in -900..900 (tenths of a degree)`;
+  if (lon < -1800 || lon > 1800) return `lon_e1 ${lon} is not in -1800..1800 (tenths of a degree)`;
+  return undefined;
+}
 
 const isCurrencyCode = (s: string) => /^[A-Z]{3}$/.test(s);
 const isCountryCodeOrEmpty = (s: string) => s === "" || /^[A-Z]{2}$/.test(s);
@@ -40,5 +54,17 @@ export function validateTransaction(tx: Transaction): Decoded<Transaction> {
   if (!isCountryCodeOrEmpty(tx.merchantCountry))
     return outOfRange("merchant_country", "is not ISO 3166-1 alpha-2");
   if (!isCountryCodeOrEmpty(tx.cardCountry)) return outOfRange("card_country", "is not ISO 3166-1 alpha-2");
+  // The optional geo / time-zone fields: absent means unknown; present but impossible is a
+  // producer bug (degrees instead of tenths, seconds instead of minutes), never a guess.
+  const badPoint = geoPointProblem(tx.merchantLocation);
+  if (badPoint) return outOfRange("merchant_location", badPoint);
+  const badHome = geoPointProblem(tx.cardHomeLocation);
+  if (badHome) return outOfRange("card_home_location", badHome);
+  const offset = tx.cardUtcOffsetMinutes;
+  if (offset !== null && offset !== undefined && (offset < MIN_UTC_OFFSET_MIN || offset > MAX_UTC_OFFSET_MIN))
+    return outOfRange(
+      "card_utc_offset_minutes",
+      `${offset} is not a UTC offset in minutes (${MIN_UTC_OFFSET_MIN}..${MAX_UTC_OFFSET_MIN})`,
+    );
   return decoded(tx);
 }

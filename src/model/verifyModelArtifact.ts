@@ -4,6 +4,7 @@
 import { createHash, verify } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { FEATURE_SCHEMAS, featureWidthFor } from "../features/featureVector.js";
 import { ModelArtifactError } from "./modelArtifactError.js";
 import { MANIFEST_FILE, manifestSchema, SIGNATURE_FILE, type Manifest } from "./manifest.js";
 import { loadTrustedKeys } from "./signingKeys.js";
@@ -89,16 +90,24 @@ export async function verifyModelArtifact(
       );
     }
   }
-  if (
-    expectedFeatureSchemaVersion !== undefined &&
-    manifest.featureSchemaVersion !== expectedFeatureSchemaVersion
-  ) {
-    throw new ModelArtifactError(
-      "feature_schema_mismatch",
-      MANIFEST_FILE,
-      `model ${manifest.name} ${manifest.modelVersion} was trained on feature schema "${manifest.featureSchemaVersion}", this build computes "${expectedFeatureSchemaVersion}"`,
-      dir,
-    );
+  // The build computes `expectedFeatureSchemaVersion`; a model of an earlier schema is fed that
+  // schema's prefix of the vector, so it is accepted only if its names are exactly that prefix.
+  if (expectedFeatureSchemaVersion !== undefined) {
+    const fit =
+      FEATURE_SCHEMAS[expectedFeatureSchemaVersion] === undefined
+        ? ({ ok: false, reason: `this build computes "${expectedFeatureSchemaVersion}"` } as const)
+        : featureWidthFor(manifest.featureSchemaVersion, manifest.featureNames);
+    if (!fit.ok || manifest.featureCount !== fit.width) {
+      throw new ModelArtifactError(
+        "feature_schema_mismatch",
+        MANIFEST_FILE,
+        `model ${manifest.name} ${manifest.modelVersion} was trained on feature schema "${manifest.featureSchemaVersion}" and cannot be fed: ` +
+          (fit.ok
+            ? `featureCount ${manifest.featureCount} is not its ${fit.width} feature names`
+            : fit.reason),
+        dir,
+      );
+    }
   }
   return manifest;
 }

@@ -25,6 +25,7 @@ export type Stepped =
       score: Float32Array;
       h: Float32Array[];
       c: Float32Array[];
+      /** The model's inputs, its featureCount per row (an earlier schema's model takes a prefix). */
       x: Float32Array;
       /** Raw feature values, FEATURE_COUNT per row: the rules read them instead of computing them again. */
       raw: Float64Array;
@@ -40,6 +41,7 @@ export async function stepRows(
   const { ctx, times } = batch;
   const model = ctx.model!;
   const H = model.hiddenSize;
+  const W = model.featureCount;
   const B = rows.length;
   const f0 = ctx.clock.monotonicUs();
   // One backing store per step carved into the four arrays (raw first: float64 needs 8-byte
@@ -47,11 +49,12 @@ export async function stepRows(
   // and that work lands in the model call's setImmediate gap. Fresh per step, never reused: x
   // and raw outlive the call (rules, attribution), and a later wave must not overwrite them.
   const floats = B * FEATURE_COUNT;
-  const arena = new ArrayBuffer(8 * floats + 4 * (floats + 2 * B * H));
+  const inputs = B * W;
+  const arena = new ArrayBuffer(8 * floats + 4 * (inputs + 2 * B * H));
   const raw = new Float64Array(arena, 0, floats);
-  const x = new Float32Array(arena, 8 * floats, floats);
-  const h = new Float32Array(arena, 12 * floats, B * H);
-  const c = new Float32Array(arena, 12 * floats + 4 * B * H, B * H);
+  const x = new Float32Array(arena, 8 * floats, inputs);
+  const h = new Float32Array(arena, 8 * floats + 4 * inputs, B * H);
+  const c = new Float32Array(arena, 8 * floats + 4 * inputs + 4 * B * H, B * H);
   rows.forEach((row, k) => {
     computeFeatures(
       row.tx,
@@ -59,8 +62,10 @@ export async function stepRows(
       row.state,
       { deviceCardCount24h: row.deviceCardCount },
       x,
-      k * FEATURE_COUNT,
+      k * W,
       raw,
+      W,
+      k * FEATURE_COUNT,
     );
     h.set(row.state.h, k * H);
     c.set(row.state.c, k * H);
@@ -140,6 +145,7 @@ export async function scoreInWaves(batch: ScoringBatch, indexes: readonly number
       continue;
     }
     if (batch.decide) ctx.events?.modelStepped?.(stepped.x, stepped.score, wave.length);
+    const W = ctx.model!.featureCount;
     const p0 = ctx.clock.monotonicUs();
     wave.forEach((i, k) => {
       const item = items[i]!;
@@ -171,7 +177,7 @@ export async function scoreInWaves(batch: ScoringBatch, indexes: readonly number
           if (score >= ctx.thresholds.review && (ctx.explainTopFeatures ?? 0) > 0)
             explain.push({
               index: i,
-              x: stepped.x.subarray(k * FEATURE_COUNT, (k + 1) * FEATURE_COUNT),
+              x: stepped.x.subarray(k * W, (k + 1) * W),
               state: slot.state,
             });
         }
@@ -201,15 +207,16 @@ async function explainScores(batch: ScoringBatch, flagged: readonly Flagged[]): 
   const { ctx } = batch;
   const model = ctx.model!;
   const H = model.hiddenSize;
-  const B = flagged.length * FEATURE_COUNT;
-  const x = new Float32Array(B * FEATURE_COUNT);
+  const W = model.featureCount;
+  const B = flagged.length * W;
+  const x = new Float32Array(B * W);
   const h = new Float32Array(B * H);
   const c = new Float32Array(B * H);
   flagged.forEach(({ x: base, state }, n) => {
-    for (let f = 0; f < FEATURE_COUNT; f++) {
-      const row = n * FEATURE_COUNT + f;
-      x.set(base, row * FEATURE_COUNT);
-      x[row * FEATURE_COUNT + f] = 0;
+    for (let f = 0; f < W; f++) {
+      const row = n * W + f;
+      x.set(base, row * W);
+      x[row * W + f] = 0;
       h.set(state.h, row * H);
       c.set(state.c, row * H);
     }
@@ -221,9 +228,9 @@ async function explainScores(batch: ScoringBatch, flagged: readonly Flagged[]): 
   const top = ctx.explainTopFeatures ?? 0;
   flagged.forEach(({ index }, n) => {
     const outcome = batch.outcomes[index]!;
-    const drops = FEATURE_NAMES.map((name, f) => ({
+    const drops = FEATURE_NAMES.slice(0, W).map((name, f) => ({
       name,
-      drop: outcome.score - result.value.score[n * FEATURE_COUNT + f]!,
+      drop: outcome.score - result.value.score[n * W + f]!,
     }));
     outcome.topFeatures = drops
       .filter((d) => d.drop > 0)

@@ -49,7 +49,13 @@ async function observeSimulation(amountScale: number): Promise<DriftMonitor> {
     unlabelled: 0,
     source: "simulation",
   };
-  const seqs = buildCardSequences(data, await loadRuleSet(DEFAULT_RULES_PATH));
+  // The model's own width: a model of an earlier feature schema is fed its prefix, as serving does.
+  const seqs = buildCardSequences(
+    data,
+    await loadRuleSet(DEFAULT_RULES_PATH),
+    undefined,
+    manifest.featureCount,
+  );
   const session = await OnnxStepSession.open(`${dir}/${FP32_MODEL_FILE}`, {
     featureCount: manifest.featureCount,
     hiddenSize: manifest.hiddenSize,

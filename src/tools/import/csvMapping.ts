@@ -55,6 +55,16 @@ export const csvMappingSchema = z.strictObject({
     device_id: fieldSource.optional(),
     ip: fieldSource.optional(),
     bin: fieldSource.optional(),
+    /**
+     * Optional locations in decimal degrees (rounded to the contract's 0.1°); an empty cell is
+     * "unknown". Latitude and longitude of one place go together.
+     */
+    merchant_lat: fieldSource.optional(),
+    merchant_lon: fieldSource.optional(),
+    card_home_lat: fieldSource.optional(),
+    card_home_lon: fieldSource.optional(),
+    /** The card's time zone: IANA name, UTC or ±HH:MM per row → its UTC offset at the event time. */
+    card_time_zone: fieldSource.optional(),
   }),
   event_time: z.strictObject({
     column: z.string().min(1),

@@ -18,6 +18,16 @@ function zoneOffsetMs(zone: string): (wallClockAsUtc: number) => number {
     const ms = (Number(fixed[2]) * 60 + Number(fixed[3])) * 60_000;
     return () => (fixed[1] === "+" ? -ms : ms);
   }
+  const offsetAt = instantOffsetMs(zone);
+  // Two passes settle the offset around a DST change (the wall time's own offset).
+  return (wall) => {
+    const first = offsetAt(wall);
+    return -offsetAt(wall - first);
+  };
+}
+
+/** Wall clock in `zone` minus UTC at an instant, in ms (one Intl formatter per zone). */
+function instantOffsetMs(zone: string): (instant: number) => number {
   const format = new Intl.DateTimeFormat("en-US", {
     timeZone: zone, // throws RangeError for an unknown zone: caught where the mapping is checked
     hourCycle: "h23",
@@ -33,11 +43,22 @@ function zoneOffsetMs(zone: string): (wallClockAsUtc: number) => number {
     const wall = Date.UTC(+p.year!, +p.month! - 1, +p.day!, +p.hour!, +p.minute!, +p.second!);
     return wall - (instant - (instant % 1000));
   };
-  // Two passes settle the offset around a DST change (the wall time's own offset).
-  return (wall) => {
-    const first = offsetAt(wall);
-    return -offsetAt(wall - first);
-  };
+  return offsetAt;
+}
+
+/**
+ * The UTC offset (minutes) a zone (IANA name, UTC or ±HH:MM) has at an instant: what the card's
+ * local clock reads minus UTC, daylight saving time included. Throws RangeError for an unknown zone.
+ */
+export function utcOffsetMinutesAt(zone: string): (instant: number) => number {
+  if (zone === "UTC" || zone === "Z") return () => 0;
+  const fixed = FIXED_OFFSET.exec(zone);
+  if (fixed) {
+    const minutes = (fixed[1] === "+" ? 1 : -1) * (Number(fixed[2]) * 60 + Number(fixed[3]));
+    return () => minutes;
+  }
+  const offsetAt = instantOffsetMs(zone);
+  return (instant) => Math.round(offsetAt(instant) / 60_000);
 }
 
 export function isKnownTimeZone(zone: string): boolean {

@@ -13,7 +13,7 @@ import {
   type CsvMapping,
   type FieldSource,
 } from "./csvMapping.js";
-import { timeParser } from "./eventTime.js";
+import { timeParser, utcOffsetMinutesAt } from "./eventTime.js";
 
 export type MappedRow =
   | { readonly ok: true; readonly transaction: fraud.v1.Transaction; readonly isFraud: boolean | undefined }
@@ -51,6 +51,18 @@ function compileSource(name: string, source: FieldSource | undefined, index: (c:
   };
 }
 
+const DEGREES = /^-?\d{1,3}(\.\d+)?$/;
+
+/** Decimal-degree cells → a 0.1° GeoPoint; both empty = unknown (null); a reason otherwise. */
+function geoPoint(name: string, lat: string, lon: string): fraud.v1.IGeoPoint | null | string {
+  if (lat === "" && lon === "") return null;
+  if (lat === "" || lon === "") return `${name}_lat and ${name}_lon must both be given or both be empty`;
+  if (!DEGREES.test(lat)) return `${name}_lat "${lat}" is not decimal degrees`;
+  if (!DEGREES.test(lon)) return `${name}_lon "${lon}" is not decimal degrees`;
+  // Range checks are validateTransaction's (one definition, the same error as ingestion).
+  return { latE1: Math.round(Number(lat) * 10), lonE1: Math.round(Number(lon) * 10) };
+}
+
 /** Compiles `mapping` for a file with this header; throws CsvMappingError naming absent columns. */
 export function compileRowMapper(mapping: CsvMapping, header: readonly string[], source: string) {
   const positions = new Map(header.map((name, i) => [name.trim(), i]));
@@ -73,6 +85,11 @@ export function compileRowMapper(mapping: CsvMapping, header: readonly string[],
     deviceId: compileSource("device_id", f.device_id, index),
     ip: compileSource("ip", f.ip, index),
     bin: compileSource("bin", f.bin, index),
+    merchantLat: compileSource("merchant_lat", f.merchant_lat, index),
+    merchantLon: compileSource("merchant_lon", f.merchant_lon, index),
+    cardHomeLat: compileSource("card_home_lat", f.card_home_lat, index),
+    cardHomeLon: compileSource("card_home_lon", f.card_home_lon, index),
+    cardTimeZone: compileSource("card_time_zone", f.card_time_zone, index),
     currency: compileSource("currency", mapping.currency, index),
   };
   const timeColumn = index(mapping.event_time.column);
@@ -83,6 +100,24 @@ export function compileRowMapper(mapping: CsvMapping, header: readonly string[],
     fraud: new Set(mapping.label.fraud),
     legit: new Set(mapping.label.legit),
     name: mapping.label.column,
+  };
+
+  // One offset function per zone name seen: an export repeats a handful of zones.
+  const zones = new Map<string, ((instant: number) => number) | null>();
+  const offsetOf = (zone: string, instant: number): number | null | string => {
+    if (zone === "") return null;
+    let at = zones.get(zone);
+    if (at === undefined) {
+      try {
+        at = utcOffsetMinutesAt(zone);
+      } catch {
+        at = null;
+      }
+      zones.set(zone, at);
+    }
+    return at === null
+      ? `card_time_zone "${zone}" is not a time zone (IANA name, UTC or ±HH:MM)`
+      : at(instant);
   };
 
   return (row: readonly string[]): MappedRow => {
@@ -120,6 +155,12 @@ export function compileRowMapper(mapping: CsvMapping, header: readonly string[],
           reason: `label "${value}" (column ${label.name}) is neither a fraud nor a legit value`,
         };
     }
+    const merchantLocation = geoPoint("merchant", text.merchantLat!, text.merchantLon!);
+    if (typeof merchantLocation === "string") return { ok: false, reason: merchantLocation };
+    const cardHomeLocation = geoPoint("card_home", text.cardHomeLat!, text.cardHomeLon!);
+    if (typeof cardHomeLocation === "string") return { ok: false, reason: cardHomeLocation };
+    const cardUtcOffsetMinutes = offsetOf(text.cardTimeZone!, eventTimeMs);
+    if (typeof cardUtcOffsetMinutes === "string") return { ok: false, reason: cardUtcOffsetMinutes };
     const tx = Transaction.create({
       transactionId: text.transactionId!,
       cardId: text.cardId!,
@@ -134,6 +175,9 @@ export function compileRowMapper(mapping: CsvMapping, header: readonly string[],
       ip: text.ip!,
       eventTimeMs,
       bin: text.bin!,
+      ...(merchantLocation && { merchantLocation }),
+      ...(cardHomeLocation && { cardHomeLocation }),
+      ...(cardUtcOffsetMinutes !== null && { cardUtcOffsetMinutes }),
     });
     const valid = validateTransaction(tx);
     if (!valid.ok) return { ok: false, reason: valid.error.message };

@@ -2,6 +2,7 @@
 // their histories. The output is a time-ordered list of transactions with ground truth and
 // (noisy) labels; `writeSimulation` in ../dataset splits it by time into files.
 import { fraud } from "../../codec/generated/fraud.js";
+import { Geography } from "./geo.js";
 import { Random } from "./random.js";
 import {
   createWorld,
@@ -343,6 +344,19 @@ function stolenCardSpree(ctx: FraudContext): void {
   }
 }
 
+/**
+ * Many stolen-card episodes start while the cardholder sleeps (fewer chances to notice): a third
+ * of solo episodes move to 00:00–05:00 on the victim's own clock, the same day. Decided by the
+ * episode's own Random so the simulator's shared streams draw exactly as before.
+ */
+function atNightSometimes(seed: number, episode: number, victim: Card, t0: number): number {
+  const r = new Random((seed ^ Math.imul(episode + 1, 0x9e3779b1)) >>> 0);
+  if (!r.chance(0.35)) return t0;
+  const offsetMs = victim.home.utcOffsetHours * HOUR;
+  const localDay = Math.floor((t0 + offsetMs) / DAY) * DAY;
+  return Math.max(t0 - 12 * HOUR, localDay + r.uniform(0, 5) * HOUR - offsetMs);
+}
+
 export function simulatePayments(options: SimulationOptions): SimulatedTransaction[] {
   const { seed, cards: cardCount, days } = options;
   const startMs = options.startMs ?? DEFAULT_START_MS;
@@ -362,12 +376,14 @@ export function simulatePayments(options: SimulationOptions): SimulatedTransacti
   const earliest = startMs + 2 * DAY;
   const span = (days - 2) * DAY;
   const solo = Math.round(episodes * 0.6);
+  const geo = new Geography(seed);
   for (let e = 0; e < solo; e++) {
+    const victim = fraudRng.pick(world.cards);
     const ctx: FraudContext = {
       rng: fraudRng,
       world,
-      victim: fraudRng.pick(world.cards),
-      t0: earliest + fraudRng.next() * span,
+      victim,
+      t0: atNightSometimes(seed, e, victim, earliest + fraudRng.next() * span),
       deviceId: `dev-${fraudRng.hex(8)}`,
       ring: false,
       out: drafts,
@@ -409,6 +425,15 @@ export function simulatePayments(options: SimulationOptions): SimulatedTransacti
     const trueFraud = d.typology !== "legit";
     const isFraud = trueFraud ? !labelRng.chance(missed) : labelRng.chance(falseFraud);
     const currency = d.card.home;
+    const home = geo.cardHome(d.card);
+    const offset = geo.cardUtcOffsetMinutes(d.card);
+    const inPerson = d.channel !== Channel.CHANNEL_ECOMMERCE && d.channel !== Channel.CHANNEL_RECURRING;
+    // In person, the merchant location is the terminal's: a cardholder shops near home or where
+    // they travel; a thief uses the card wherever they are. Online, it is the merchant's seat.
+    const merchantLocation =
+      inPerson && d.typology === "legit" && home !== null && d.merchant.country === d.card.home
+        ? geo.nearHome(home, `${d.card.id}:${d.merchant.id}`)
+        : geo.inCountry(d.merchant.country, inPerson && d.typology !== "legit" ? `tx:${i}` : d.merchant.id);
     return {
       tx: {
         transactionId: `tx-${String(i).padStart(8, "0")}`,
@@ -424,6 +449,9 @@ export function simulatePayments(options: SimulationOptions): SimulatedTransacti
         ip: d.ip,
         eventTimeMs: Math.round(d.timeMs),
         bin: d.card.bin,
+        merchantLocation,
+        ...(home === null ? {} : { cardHomeLocation: home }),
+        ...(offset === null ? {} : { cardUtcOffsetMinutes: offset }),
       },
       isFraud,
       typology: d.typology,

@@ -1,0 +1,1 @@
+jGbjXuyYW+32X3qE/VserV3zrxRoLhueXZeKjMLzz6x3H6sSIAra5zWTDBJsoxlLhuNXuGvjjvcYCo29nRn+DQ==
