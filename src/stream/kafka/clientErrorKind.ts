@@ -50,7 +50,17 @@ export function isTopicAlreadyExists(error: unknown): boolean {
   return seen;
 }
 
+/**
+ * The client would retry it: no error in its tree says otherwise (a broker that is down, a
+ * leader that moved). The client's own test, applied after its retries have run out.
+ */
+export function isRetriableClientError(error: unknown): boolean {
+  for (const e of errorTree(error)) if (e.canRetry === false) return false;
+  return true;
+}
+
 interface ErrorLike {
+  readonly canRetry?: unknown;
   readonly code?: unknown;
   readonly apiId?: unknown;
   readonly message?: unknown;

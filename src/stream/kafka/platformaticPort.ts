@@ -1,7 +1,7 @@
 // The Kafka port on @platformatic/kafka (pure JavaScript; static membership, the KIP-848
 // consumer protocol and transactions). Chosen by the bench's client section: see README.
 import { randomUUID } from "node:crypto";
-import { Admin, Consumer, FetchIsolationLevels, Producer, type ConsumeOptions } from "@platformatic/kafka";
+import { Admin, FetchIsolationLevels, Producer, type ConsumeOptions } from "@platformatic/kafka";
 import type {
   GroupSourceOptions,
   IsolationLevel,
@@ -17,6 +17,7 @@ import type {
 import { KafkaPortError } from "../kafkaPort.js";
 import { baseClientOptions, retryingFor, type KafkaConnectionSettings } from "./clientOptions.js";
 import { nonRetriableClientError } from "./clientErrorKind.js";
+import { LeaderFollowingConsumer } from "./leaderFollowingConsumer.js";
 import { PlatformaticAdmin, translatingAdminErrors } from "./platformaticAdmin.js";
 import { PlatformaticSink, PlatformaticTransactionalSink, producerOptions } from "./platformaticSink.js";
 import { PlatformaticSource } from "./platformaticSource.js";
@@ -65,7 +66,7 @@ export function createPlatformaticPort(settings: KafkaConnectionSettings): Kafka
                   }
                 : {}),
             };
-      const consumer = new Consumer<Buffer, Buffer, Buffer, Buffer>({
+      const consumer = new LeaderFollowingConsumer({
         ...baseClientOptions(settings, "consumer"),
         groupId: options.groupId,
         ...(options.groupInstanceId !== undefined ? { groupInstanceId: options.groupInstanceId } : {}),
@@ -99,7 +100,7 @@ export function createPlatformaticPort(settings: KafkaConnectionSettings): Kafka
 
     topicReader(options: TopicReadOptions): RecordSource {
       // A group of its own that never commits: reading must not move anyone's offsets.
-      const consumer = new Consumer<Buffer, Buffer, Buffer, Buffer>({
+      const consumer = new LeaderFollowingConsumer({
         ...baseClientOptions(settings, "reader"),
         groupId: `fraud-scorer-reader-${randomUUID()}`,
       });
