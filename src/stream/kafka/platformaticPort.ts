@@ -15,7 +15,7 @@ import type {
   TransactionalSinkOptions,
 } from "../kafkaPort.js";
 import { KafkaPortError } from "../kafkaPort.js";
-import { baseClientOptions, retryingFor, type KafkaConnectionSettings } from "./clientOptions.js";
+import { baseClientOptions, type KafkaConnectionSettings } from "./clientOptions.js";
 import { nonRetriableClientError } from "./clientErrorKind.js";
 import { LeaderFollowingConsumer } from "./leaderFollowingConsumer.js";
 import { PlatformaticAdmin, translatingAdminErrors } from "./platformaticAdmin.js";
@@ -135,13 +135,14 @@ export function createPlatformaticPort(settings: KafkaConnectionSettings): Kafka
     },
 
     sink(options: SinkOptions = {}): RecordSink {
-      // The producer retries a request with the same sequence numbers, so the broker drops
-      // whatever of it had already landed: a long retry window adds no duplicates.
-      const base = retryingFor(baseClientOptions(settings, "producer"), options.retryForMs);
-      // Producers are connected and given their ids on first use: a lane only opens once the
-      // ones before it are busy.
+      // The client's own retries stay short (a stuck request would hold its lane's sends); the
+      // sink sends a request again for the rest of the window (platformaticSink.ts). Producers
+      // are connected and given their ids on first use: a lane only opens once the ones before
+      // it are busy.
+      const base = baseClientOptions(settings, "producer");
       return new PlatformaticSink(
         Array.from({ length: SINK_REQUESTS_IN_FLIGHT }, () => new Producer(producerOptions(base))),
+        { retryForMs: options.retryForMs },
       );
     },
 
