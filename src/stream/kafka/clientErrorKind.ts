@@ -59,6 +59,18 @@ export function isRetriableClientError(error: unknown): boolean {
   return true;
 }
 
+/**
+ * A fetch sent to a broker the cluster no longer lists: once a dead broker is fenced, the client
+ * still sends a fetch whose partitions now have different leaders to its first choice, the gone
+ * broker, and fails it at once as a user error, which it never retries.
+ */
+export function isGoneBrokerError(error: unknown): boolean {
+  for (const e of errorTree(error))
+    if (e.code === "PLT_KFK_USER" && String(e.message).startsWith("Cannot find broker with node id"))
+      return true;
+  return false;
+}
+
 interface ErrorLike {
   readonly canRetry?: unknown;
   readonly code?: unknown;
