@@ -9,13 +9,12 @@
 // through those exits and restarts.
 //
 // Once the dead broker is fenced and no longer listed, that same fetch fails at once with
-// "Cannot find broker with node id", which the client never retries (three-brokers, again: the
-// scorer exited 35 s after the kill).
+// "Cannot find broker with node id", which the client never retries (three-brokers again: the
+// scorer exited about 3 s after the kill).
 //
 // Here a fetch that failed in a way the client would retry, or on a broker no longer listed,
-// ends as an empty fetch instead,
-// after forgetting the cached metadata: the stream then fetches again straight away, grouped
-// by the leaders the controller has elected since. Offsets are the stream's own and have not
+// ends as an empty fetch instead, after forgetting the cached metadata: the stream then
+// fetches again straight away, grouped by the leaders the controller has elected since. Offsets are the stream's own and have not
 // moved (an empty fetch pushes nothing), so no record is skipped and none is read twice. No
 // fetch getting through for longer than BROKER_AWAY_MS (the whole cluster gone) still fails
 // the stream, as a publish failing that long would: the process stops and is restarted.
