@@ -18,9 +18,21 @@
 // moved (an empty fetch pushes nothing), so no record is skipped and none is read twice. No
 // fetch getting through for longer than BROKER_AWAY_MS (the whole cluster gone) still fails
 // the stream, as a publish failing that long would: the process stops and is restarted.
-import { Consumer, type CallbackWithPromise, type FetchOptions } from "@platformatic/kafka";
+//
+// Each of the stream's fetch rounds starts with a metadata request, and a failed one destroys
+// the stream too: with the only broker away (broker-restart) the scorer exited 1.5 s into the
+// outage and lost 11 s to a restart. That request is asked again, RETRY_DELAY_MS apart, within
+// the same BROKER_AWAY_MS.
+import {
+  Consumer,
+  type CallbackWithPromise,
+  type ClusterMetadata,
+  type FetchOptions,
+  type MetadataOptions,
+} from "@platformatic/kafka";
 import { BROKER_AWAY_MS } from "../kafkaPort.js";
 import { isGoneBrokerError, isRetriableClientError } from "./clientErrorKind.js";
+import { RETRY_DELAY_MS } from "./clientOptions.js";
 
 type Options = FetchOptions<Buffer, Buffer, Buffer, Buffer>;
 type FetchResponse = Awaited<ReturnType<Consumer<Buffer, Buffer, Buffer, Buffer>["fetch"]>>;
@@ -57,5 +69,25 @@ export class LeaderFollowingConsumer extends Consumer<Buffer, Buffer, Buffer, Bu
       this.clearMetadata();
       callback(null, noRecords());
     });
+  }
+
+  override metadata(options: MetadataOptions, callback: CallbackWithPromise<ClusterMetadata>): void;
+  override metadata(options: MetadataOptions): Promise<ClusterMetadata>;
+  override metadata(
+    options: MetadataOptions,
+    callback?: CallbackWithPromise<ClusterMetadata>,
+  ): Promise<ClusterMetadata> | void {
+    if (callback === undefined) return super.metadata(options);
+    const giveUpAt = Date.now() + BROKER_AWAY_MS;
+    const ask = (): void =>
+      super.metadata(options, (error, metadata) => {
+        // A closed client answers with an error it marks final: nothing is asked again then.
+        if (error && isRetriableClientError(error) && Date.now() < giveUpAt) {
+          setTimeout(ask, RETRY_DELAY_MS).unref();
+          return;
+        }
+        callback(error, metadata);
+      });
+    ask();
   }
 }
