@@ -113,6 +113,8 @@ export interface OutgoingRecord {
  * process: a crash, a restart and a replay (the broker-restart scenario). The consumer keeps the
  * client's short retries: its calls nest (a fetch's retry refreshes metadata, which retries
  * too), so a longer count multiplies, and a broker gone for good must still stop the process.
+ * Its fetches are issued again instead, towards the current leaders, until none has got through
+ * for this long (kafka/leaderFollowingConsumer.ts).
  */
 export const BROKER_AWAY_MS = 30_000;
 

@@ -1,7 +1,15 @@
-import { AuthenticationError, MultipleErrors, NetworkError, ProtocolError } from "@platformatic/kafka";
+import {
+  AuthenticationError,
+  MultipleErrors,
+  NetworkError,
+  ProtocolError,
+  UserError,
+} from "@platformatic/kafka";
 import { describe, expect, it } from "vitest";
 import {
   innermostReasons,
+  isGoneBrokerError,
+  isRetriableClientError,
   isStaleLeaderError,
   isTopicAlreadyExists,
   nonRetriableClientError,
@@ -94,6 +102,44 @@ describe("a send that failed on a moved leader", () => {
     ]);
     expect(isStaleLeaderError(wrapped)).toBe(false);
     expect(isStaleLeaderError(new Error("MESSAGE_TOO_LARGE"))).toBe(false);
+  });
+});
+
+describe("a fetch or send failure the client would retry", () => {
+  const refused = Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
+
+  it("is a broker that refused connections or a moved leader, under the client's wrapping", () => {
+    expect(isRetriableClientError(afterRetries(refused))).toBe(true);
+    const moved = new MultipleErrors("fetch failed 6 times.", [new ProtocolError("NOT_LEADER_OR_FOLLOWER")]);
+    expect(isRetriableClientError(moved)).toBe(true);
+  });
+
+  it("is not one the client marks final anywhere in the tree", () => {
+    const outOfRange = new MultipleErrors("fetch failed 1 times.", [
+      refused,
+      new ProtocolError("OFFSET_OUT_OF_RANGE"),
+    ]);
+    expect(isRetriableClientError(outOfRange)).toBe(false);
+    expect(isRetriableClientError(afterRetries(new AuthenticationError("SASL authentication failed.")))).toBe(
+      false,
+    );
+  });
+});
+
+describe("a fetch sent to a broker the cluster no longer lists", () => {
+  it("is recognised under the client's wrapping", () => {
+    const gone = new MultipleErrors("fetch failed 3 times.", [
+      new NetworkError("Connection to 127.0.0.1:9093 failed."),
+      new UserError("Cannot find broker with node id 2"),
+    ]);
+    expect(isGoneBrokerError(gone)).toBe(true);
+  });
+
+  it("is not any other user error", () => {
+    expect(
+      isGoneBrokerError(new UserError("Cannot specify both onCorruptedMessage and onDeserializationError.")),
+    ).toBe(false);
+    expect(isGoneBrokerError(new Error("Cannot find broker with node id 2"))).toBe(false);
   });
 });
 

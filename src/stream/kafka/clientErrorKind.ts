@@ -50,7 +50,29 @@ export function isTopicAlreadyExists(error: unknown): boolean {
   return seen;
 }
 
+/**
+ * The client would retry it: no error in its tree says otherwise (a broker that is down, a
+ * leader that moved). The client's own test, applied after its retries have run out.
+ */
+export function isRetriableClientError(error: unknown): boolean {
+  for (const e of errorTree(error)) if (e.canRetry === false) return false;
+  return true;
+}
+
+/**
+ * A fetch sent to a broker the cluster no longer lists: once a dead broker is fenced, the client
+ * still sends a fetch whose partitions now have different leaders to its first choice, the gone
+ * broker, and fails it at once as a user error, which it never retries.
+ */
+export function isGoneBrokerError(error: unknown): boolean {
+  for (const e of errorTree(error))
+    if (e.code === "PLT_KFK_USER" && String(e.message).startsWith("Cannot find broker with node id"))
+      return true;
+  return false;
+}
+
 interface ErrorLike {
+  readonly canRetry?: unknown;
   readonly code?: unknown;
   readonly apiId?: unknown;
   readonly message?: unknown;

@@ -23,7 +23,7 @@ export interface KafkaConnectionSettings {
     | undefined;
 }
 
-/** Between a failed request's attempts, for every client (a sink's retry window is counted in them). */
+/** Between a failed request's attempts, for every client (and between a sink's re-sends). */
 export const RETRY_DELAY_MS = 250;
 const RETRIES = 5;
 
@@ -61,10 +61,4 @@ export function baseClientOptions(
       password: sasl.password,
     };
   return options;
-}
-
-/** Retries enough, RETRY_DELAY_MS apart, to go on for at least `retryForMs` (never fewer than the default). */
-export function retryingFor(options: BaseOptions, retryForMs: number | undefined): BaseOptions {
-  if (retryForMs === undefined) return options;
-  return { ...options, retries: Math.max(RETRIES, Math.ceil(retryForMs / RETRY_DELAY_MS)) };
 }

@@ -1,7 +1,7 @@
 // The Kafka port on @platformatic/kafka (pure JavaScript; static membership, the KIP-848
 // consumer protocol and transactions). Chosen by the bench's client section: see README.
 import { randomUUID } from "node:crypto";
-import { Admin, Consumer, FetchIsolationLevels, Producer, type ConsumeOptions } from "@platformatic/kafka";
+import { Admin, FetchIsolationLevels, Producer, type ConsumeOptions } from "@platformatic/kafka";
 import type {
   GroupSourceOptions,
   IsolationLevel,
@@ -15,8 +15,9 @@ import type {
   TransactionalSinkOptions,
 } from "../kafkaPort.js";
 import { KafkaPortError } from "../kafkaPort.js";
-import { baseClientOptions, retryingFor, type KafkaConnectionSettings } from "./clientOptions.js";
+import { baseClientOptions, type KafkaConnectionSettings } from "./clientOptions.js";
 import { nonRetriableClientError } from "./clientErrorKind.js";
+import { LeaderFollowingConsumer } from "./leaderFollowingConsumer.js";
 import { PlatformaticAdmin, translatingAdminErrors } from "./platformaticAdmin.js";
 import { PlatformaticSink, PlatformaticTransactionalSink, producerOptions } from "./platformaticSink.js";
 import { PlatformaticSource } from "./platformaticSource.js";
@@ -76,7 +77,7 @@ export function createPlatformaticPort(settings: KafkaConnectionSettings): Kafka
                   }
                 : {}),
             };
-      const consumer = new Consumer<Buffer, Buffer, Buffer, Buffer>({
+      const consumer = new LeaderFollowingConsumer({
         ...baseClientOptions(settings, "consumer"),
         groupId: options.groupId,
         ...(options.groupInstanceId !== undefined ? { groupInstanceId: options.groupInstanceId } : {}),
@@ -110,7 +111,7 @@ export function createPlatformaticPort(settings: KafkaConnectionSettings): Kafka
 
     topicReader(options: TopicReadOptions): RecordSource {
       // A group of its own that never commits: reading must not move anyone's offsets.
-      const consumer = new Consumer<Buffer, Buffer, Buffer, Buffer>({
+      const consumer = new LeaderFollowingConsumer({
         ...baseClientOptions(settings, "reader"),
         groupId: `fraud-scorer-reader-${randomUUID()}`,
       });
@@ -145,13 +146,14 @@ export function createPlatformaticPort(settings: KafkaConnectionSettings): Kafka
     },
 
     sink(options: SinkOptions = {}): RecordSink {
-      // The producer retries a request with the same sequence numbers, so the broker drops
-      // whatever of it had already landed: a long retry window adds no duplicates.
-      const base = retryingFor(baseClientOptions(settings, "producer"), options.retryForMs);
-      // Producers are connected and given their ids on first use: a lane only opens once the
-      // ones before it are busy.
+      // The client's own retries stay short (a stuck request would hold its lane's sends); the
+      // sink sends a request again for the rest of the window (platformaticSink.ts). Producers
+      // are connected and given their ids on first use: a lane only opens once the ones before
+      // it are busy.
+      const base = baseClientOptions(settings, "producer");
       return new PlatformaticSink(
         Array.from({ length: SINK_REQUESTS_IN_FLIGHT }, () => new Producer(producerOptions(base))),
+        { retryForMs: options.retryForMs },
       );
     },
 

@@ -1,6 +1,7 @@
 // RecordSink and TransactionalSink over @platformatic/kafka's producer: idempotent, acks=all,
 // Java-compatible key partitioning (murmur2 & 0x7fffffff) so a key lands on the partition
 // any other client would pick.
+import { setTimeout as sleep } from "node:timers/promises";
 import {
   compatibilityPartitioner,
   ProduceAcks,
@@ -16,13 +17,15 @@ import {
   type SinkTransaction,
   type TransactionalSink,
 } from "../kafkaPort.js";
-import { innermostReasons, isStaleLeaderError } from "./clientErrorKind.js";
+import { innermostReasons, isRetriableClientError, isStaleLeaderError } from "./clientErrorKind.js";
+import { RETRY_DELAY_MS } from "./clientOptions.js";
 import { CoalescingSend } from "./coalescingSend.js";
 import { sendByPartition } from "./partitionSends.js";
 import { lastMessageOf, type PlatformaticSource } from "./platformaticSource.js";
 import { estimatedRecordBytes, MAX_SEND_BYTES, produceChunks } from "./produceChunks.js";
 
 type BufferProducer = Producer<Buffer, Buffer, Buffer, Buffer>;
+type Message = MessageToProduce<Buffer, Buffer, Buffer, Buffer>;
 type Transaction = NonNullable<BufferProducer["transaction"]>;
 
 export function toMessage(r: OutgoingRecord): MessageToProduce<Buffer, Buffer, Buffer, Buffer> {
@@ -63,32 +66,26 @@ export const orderKeyOf = (r: OutgoingRecord): string =>
     ? `${r.topic}\u0000-${r.partition ?? ""}`
     : `${r.topic}\u0000+${typeof r.key === "string" ? r.key : r.key.toString("latin1")}`;
 
+export interface PlatformaticSinkOptions {
+  /** How long a request is sent again after the client's own retries failed (SinkOptions.retryForMs). */
+  readonly retryForMs?: number | undefined;
+}
+
 export class PlatformaticSink implements RecordSink {
   readonly #producers: readonly BufferProducer[];
   readonly #requests: CoalescingSend<OutgoingRecord>;
 
   /** One request in flight per producer (the client's limit when idempotent): several producers pipeline. */
-  constructor(producers: BufferProducer | readonly BufferProducer[]) {
+  constructor(
+    producers: BufferProducer | readonly BufferProducer[],
+    { retryForMs = 0 }: PlatformaticSinkOptions = {},
+  ) {
     this.#producers = Array.isArray(producers) ? producers : [producers as BufferProducer];
     // Requests bounded like a transaction's chunks (produceChunks.ts): the same estimate and limit.
     this.#requests = new CoalescingSend({
       lanes: this.#producers.length,
       orderKeyOf,
-      send: async (records, lane) => {
-        const producer = this.#producers[lane]!;
-        const messages = records.map(toMessage);
-        try {
-          await producer.send({ messages });
-        } catch (err) {
-          // After a leader move the client's retries of a multi-partition send go to the wrong
-          // broker (partitionSends.ts); one send per partition follows each leader. Only then:
-          // per partition costs a round trip per partition (+40 % CPU per record measured), and
-          // the client had already given up on the whole send, so partitions it had written are
-          // written again (at-least-once; a consumer keeps the first decision per transaction).
-          if (!isStaleLeaderError(err)) throw err;
-          await sendByPartition(producer, messages);
-        }
-      },
+      send: (records, lane) => sendWithin(this.#producers[lane]!, records.map(toMessage), retryForMs),
       maxBytes: MAX_SEND_BYTES,
       sizeOf: estimatedRecordBytes,
     });
@@ -109,6 +106,37 @@ export class PlatformaticSink implements RecordSink {
 
   async close(): Promise<void> {
     await Promise.all(this.#producers.map((p) => p.close()));
+  }
+}
+
+/**
+ * Sends one request, again and again while the client's own (short) retries fail in a way it
+ * would retry, for up to `retryForMs`. The window is ours, not the client's retry count: the
+ * client retries a failed multi-partition request against the leader of its first partition
+ * only, so once a dead broker's partitions have new leaders on two brokers each retry is refused
+ * (NOT_LEADER_OR_FOLLOWER) until the count runs out; with the count stretched over a long window
+ * (the load generator's 120 s) one request held the sink, every partition, that long
+ * (three-brokers: p50 latency 137 s). After a stale leader the request goes one send per
+ * partition (partitionSends.ts), each following its own leader; only then: per partition costs
+ * a round trip per partition (+40 % CPU per record measured).
+ * A request sent again after the client gave up goes under a fresh producer id (the client resets
+ * it on a failed send), so partitions an earlier attempt had written are written again:
+ * at-least-once, and a consumer keeps the first decision per transaction.
+ */
+async function sendWithin(producer: BufferProducer, messages: Message[], retryForMs: number): Promise<void> {
+  const giveUpAt = Date.now() + retryForMs;
+  let byPartition = false;
+  for (;;) {
+    try {
+      await (byPartition ? sendByPartition(producer, messages) : producer.send({ messages }));
+      return;
+    } catch (err) {
+      const leaderMoved: boolean = !byPartition && isStaleLeaderError(err);
+      byPartition ||= leaderMoved;
+      // A send per partition is tried once after a leader moved even without a window.
+      if (!isRetriableClientError(err) || (Date.now() >= giveUpAt && !leaderMoved)) throw err;
+      if (!leaderMoved) await sleep(RETRY_DELAY_MS);
+    }
   }
 }
 
