@@ -152,6 +152,7 @@ export function createPlatformaticPort(settings: KafkaConnectionSettings): Kafka
       // ones before it are busy.
       return new PlatformaticSink(
         Array.from({ length: SINK_REQUESTS_IN_FLIGHT }, () => new Producer(producerOptions(base))),
+        options.maxRequestBytes,
       );
     },
 

@@ -68,7 +68,7 @@ export class PlatformaticSink implements RecordSink {
   readonly #requests: CoalescingSend<OutgoingRecord>;
 
   /** One request in flight per producer (the client's limit when idempotent): several producers pipeline. */
-  constructor(producers: BufferProducer | readonly BufferProducer[]) {
+  constructor(producers: BufferProducer | readonly BufferProducer[], maxRequestBytes = MAX_SEND_BYTES) {
     this.#producers = Array.isArray(producers) ? producers : [producers as BufferProducer];
     // Requests bounded like a transaction's chunks (produceChunks.ts): the same estimate and limit.
     this.#requests = new CoalescingSend({
@@ -89,7 +89,7 @@ export class PlatformaticSink implements RecordSink {
           await sendByPartition(producer, messages);
         }
       },
-      maxBytes: MAX_SEND_BYTES,
+      maxBytes: Math.min(maxRequestBytes, MAX_SEND_BYTES),
       sizeOf: estimatedRecordBytes,
     });
   }
