@@ -56,6 +56,16 @@ const tooManyFrames = (count: number): DecodeError => ({
   message: `record holds ${count} transactions; at most ${MAX_FRAMES_PER_RECORD - 1} fit one record`,
 });
 
+/**
+ * Records waiting for the registry, or behind one that is, before the consumer stops taking
+ * deliveries. Far above the scoring queue's bound: they are mostly records nobody waits for
+ * (a stream of made-up schema ids, the malformed corpus: 14,000 distinct ids, which a registry
+ * on a loaded machine answered at ~50 a second), and stopping deliveries for them stops every
+ * card. Bounded by bytes too, since such a record may be near the broker's size limit.
+ */
+const MAX_WAITING_RECORDS = 50_000;
+const MAX_WAITING_BYTES = 64 * 1024 * 1024;
+
 /** Where one card's records queue: a topic's records of one key (the card id) in one partition. */
 const laneOf = (batch: RecordBatch, key: Buffer): string =>
   `${batch.topic}\u0000${batch.partition}\u0000${key.toString("latin1")}`;
@@ -71,6 +81,7 @@ export class TransactionConsumer {
    */
   readonly #lanes = new Map<string, Promise<void>>();
   #waiting = 0;
+  #waitingBytes = 0;
 
   constructor(options: TransactionConsumerOptions) {
     this.#options = options;
@@ -133,10 +144,11 @@ export class TransactionConsumer {
       }
       return;
     }
-    // Backpressure: past this much queued work, or this many records waiting for the
-    // registry, wait for this delivery before taking more.
-    const max = this.#options.maxQueuedItems;
-    if (queue.depth > max || this.#waiting > max) await Promise.all(handled).catch(() => undefined);
+    // Backpressure: past this much queued work, or this much waiting for the registry, wait
+    // for this delivery before taking more.
+    const registryBehind = this.#waiting > MAX_WAITING_RECORDS || this.#waitingBytes > MAX_WAITING_BYTES;
+    if (queue.depth > this.#options.maxQueuedItems || registryBehind)
+      await Promise.all(handled).catch(() => undefined);
   }
 
   // Decoding is synchronous and timed once per batch: a clock read, an await and a histogram
@@ -185,7 +197,9 @@ export class TransactionConsumer {
    */
   #waitBehind(lane: string, ahead: Promise<void>, record: ConsumedRecord): Promise<unknown> {
     const { queue, deadLetters } = this.#options;
+    const bytes = record.value?.length ?? 0;
     this.#waiting++;
+    this.#waitingBytes += bytes;
     let acknowledged: Promise<unknown> = Promise.resolve();
     const handedOn = ahead.then(async () => {
       const bytes = record.value ?? EMPTY;
@@ -200,6 +214,7 @@ export class TransactionConsumer {
     void handedOn
       .finally(() => {
         this.#waiting--;
+        this.#waitingBytes -= bytes;
         if (this.#lanes.get(lane) === handedOn) this.#lanes.delete(lane);
       })
       .catch(() => undefined);
