@@ -118,9 +118,13 @@ export class TransactionConsumer {
   async #deliver(batches: readonly RecordBatch[]): Promise<void> {
     const { queue, deadLetters, transactions } = this.#options;
     const handled: Promise<unknown>[] = [];
+    /** What this delivery handed on at once (not what waits for the registry). */
+    const handedOn: Promise<unknown>[] = [];
     for (const batch of batches) {
       const { items, letters, waiting } = await this.#decodeBatch(batch);
-      const batchHandled = Promise.all([queue.submit(items), deadLetters.publish(letters), ...waiting]);
+      const now = Promise.all([queue.submit(items), deadLetters.publish(letters)]);
+      const batchHandled = Promise.all([now, ...waiting]);
+      handedOn.push(now);
       handled.push(batchHandled);
       if (transactions) continue;
       // The batch is handed over, not waited for: waiting for acknowledgements here would put
@@ -144,11 +148,12 @@ export class TransactionConsumer {
       }
       return;
     }
-    // Backpressure: past this much queued work, or this much waiting for the registry, wait
-    // for this delivery before taking more.
-    const registryBehind = this.#waiting > MAX_WAITING_RECORDS || this.#waitingBytes > MAX_WAITING_BYTES;
-    if (queue.depth > this.#options.maxQueuedItems || registryBehind)
+    // Backpressure: past this much queued work, wait for what this delivery queued; past this
+    // much waiting for the registry, for that too. Not for the registry on a full queue alone:
+    // lookups far behind would then stop every card's deliveries.
+    if (this.#waiting > MAX_WAITING_RECORDS || this.#waitingBytes > MAX_WAITING_BYTES)
       await Promise.all(handled).catch(() => undefined);
+    else if (queue.depth > this.#options.maxQueuedItems) await Promise.all(handedOn).catch(() => undefined);
   }
 
   // Decoding is synchronous and timed once per batch: a clock read, an await and a histogram
