@@ -57,11 +57,11 @@ const tooManyFrames = (count: number): DecodeError => ({
 });
 
 /**
- * Records waiting for the registry, or behind one that is, before the consumer stops taking
- * deliveries. Far above the scoring queue's bound: they are mostly records nobody waits for
- * (a stream of made-up schema ids, the malformed corpus: 14,000 distinct ids, which a registry
- * on a loaded machine answered at ~50 a second), and stopping deliveries for them stops every
- * card. Bounded by bytes too, since such a record may be near the broker's size limit.
+ * Records waiting for the registry, or transactions behind one that is, before the consumer
+ * stops taking deliveries. Far above the scoring queue's bound: they are mostly records nobody
+ * waits for (a stream of made-up schema ids, the malformed corpus: 14,000 distinct ids, which a
+ * registry on a loaded machine answered at 20-50 a second), and stopping deliveries for them
+ * stops every card. Bounded by bytes too: such a record may be near the broker's size limit.
  */
 const MAX_WAITING_RECORDS = 50_000;
 const MAX_WAITING_BYTES = 64 * 1024 * 1024;
@@ -158,10 +158,10 @@ export class TransactionConsumer {
 
   // Decoding is synchronous and timed once per batch: a clock read, an await and a histogram
   // observation per record cost more than the decode of a small transaction. A record framed
-  // with a schema id not yet known waits for the registry, and its card's later records behind
-  // it, off the batch's path: with a hundred new ids a second (the malformed corpus), lookups
-  // one after another held every card's transactions for seconds. `waiting` resolves when those
-  // records' decisions or dead letters are acknowledged.
+  // with a schema id not yet known waits for the registry, and its card's later transactions
+  // behind it, off the batch's path: with hundreds of new ids a second (the malformed corpus),
+  // lookups one after another held every card's transactions for minutes. `waiting` resolves
+  // when those records' decisions or dead letters are acknowledged.
   async #decodeBatch(
     batch: RecordBatch,
   ): Promise<{ items: ScoringItem[]; letters: DeadLetter[]; waiting: Promise<unknown>[] }> {
@@ -170,22 +170,25 @@ export class TransactionConsumer {
     const waiting: Promise<unknown>[] = [];
     const t0 = performance.now();
     for (const record of batch.records) {
-      const lane = record.key === null ? undefined : laneOf(batch, record.key);
-      const ahead = lane === undefined ? undefined : this.#lanes.get(lane);
-      if (ahead !== undefined) {
-        waiting.push(this.#waitBehind(lane!, ahead, record));
-        continue;
-      }
       const bytes = record.value ?? EMPTY;
       let decoded = this.#decode(bytes);
-      if (isUnknownSchema(decoded, bytes)) {
-        // Without a key there is no card to queue behind: the batch waits, in order.
-        if (lane === undefined) decoded = await this.#decodeAfterLookup(bytes, decoded);
-        else {
-          waiting.push(this.#waitBehind(lane, Promise.resolve(), record));
-          continue;
-        }
+      const unknownSchema = isUnknownSchema(decoded, bytes);
+      const lane = record.key === null ? undefined : laneOf(batch, record.key);
+      const ahead = lane === undefined ? undefined : this.#lanes.get(lane);
+      // A dead letter changes no card state, so it waits for nothing; a transaction of a card
+      // with a record waiting ahead of it waits behind that record.
+      if (unknownSchema && lane !== undefined) {
+        // The lookup starts now, so lookups run in arrival order whatever lane they are in.
+        const decoding = this.#decodeAfterLookup(bytes, decoded);
+        waiting.push(this.#waitBehind(lane, ahead ?? Promise.resolve(), record, decoding));
+        continue;
       }
+      if (decoded.ok && ahead !== undefined) {
+        waiting.push(this.#waitBehind(lane!, ahead, record, Promise.resolve(decoded)));
+        continue;
+      }
+      // Without a key there is no card to queue behind: the batch waits, in order.
+      if (unknownSchema) decoded = await this.#decodeAfterLookup(bytes, decoded);
       this.#route(record, decoded, items, letters);
     }
     // Every item carries the batch's average (decode and hashes together, as before).
@@ -196,20 +199,22 @@ export class TransactionConsumer {
   }
 
   /**
-   * Decodes `record` (asking the registry about its schema id if need be) once the lane's
-   * records ahead of it are handed on; resolves when its decisions or dead letter are
+   * Hands `record` on, as `decoding` (which may be waiting for the registry) decides, once the
+   * lane's records ahead of it are handed on; resolves when its decisions or dead letter are
    * acknowledged. A failed lookup fails the record and everything behind it.
    */
-  #waitBehind(lane: string, ahead: Promise<void>, record: ConsumedRecord): Promise<unknown> {
+  #waitBehind(
+    lane: string,
+    ahead: Promise<void>,
+    record: ConsumedRecord,
+    decoding: Promise<Decoded>,
+  ): Promise<unknown> {
     const { queue, deadLetters } = this.#options;
-    const bytes = record.value?.length ?? 0;
+    const size = record.value?.length ?? 0;
     this.#waiting++;
-    this.#waitingBytes += bytes;
+    this.#waitingBytes += size;
     let acknowledged: Promise<unknown> = Promise.resolve();
-    const handedOn = ahead.then(async () => {
-      const bytes = record.value ?? EMPTY;
-      let decoded = this.#decode(bytes);
-      if (isUnknownSchema(decoded, bytes)) decoded = await this.#decodeAfterLookup(bytes, decoded);
+    const handedOn = Promise.all([decoding, ahead]).then(([decoded]) => {
       const items: ScoringItem[] = [];
       const letters: DeadLetter[] = [];
       this.#route(record, decoded, items, letters);
@@ -219,7 +224,7 @@ export class TransactionConsumer {
     void handedOn
       .finally(() => {
         this.#waiting--;
-        this.#waitingBytes -= bytes;
+        this.#waitingBytes -= size;
         if (this.#lanes.get(lane) === handedOn) this.#lanes.delete(lane);
       })
       .catch(() => undefined);
