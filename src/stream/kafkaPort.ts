@@ -125,6 +125,12 @@ export interface SinkOptions {
    * for a payment gateway sets it long: a gateway buffers and retries rather than drop payments.
    */
   readonly retryForMs?: number | undefined;
+  /**
+   * Most bytes (by estimate) in one produce request; a single larger record goes alone. Each
+   * request is encoded in one go on the event loop, so a sink that may carry bursts of records
+   * nobody waits for (dead letters) keeps them small; the default is the broker-safe maximum.
+   */
+  readonly maxRequestBytes?: number | undefined;
 }
 
 /**

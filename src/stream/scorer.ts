@@ -2,7 +2,8 @@
 //   transactions ─► TransactionConsumer (decode, hash, DLQ) ─► ScoringQueue ─► scoreBatch
 //   (state read, model step, policy, state write) ─► DecisionProducer ─► decisions,
 //   offsets committed after the decisions are acknowledged (or, exactly-once, inside the
-//   Kafka transaction that writes them). Decisions and dead letters share one producer.
+//   Kafka transaction that writes them). Dead letters go out through a producer of their own
+//   (in exactly-once mode, the one transaction).
 //   A shadow candidate, when there is one, scores each batch after its decisions are handed to
 //   the producer (ShadowScoring) and writes to the shadow topic through a producer of its own.
 // The model is verified and warmed, and the schemas registered (by the caller), before the
@@ -134,17 +135,24 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
       for (const { partition, lag } of lags) metrics.setConsumerLag(partition, lag);
     },
   });
-  // One producer for decisions and dead letters: idempotent with acks=all, or transactional.
+  // Idempotent producers with acks=all, or one transactional producer for both decisions and
+  // dead letters (a delivery's decisions, dead letters and offsets are one Kafka transaction).
+  // Apart, dead letters never wait in the decisions' produce requests nor they in theirs: a
+  // sink sends one request at a time, and a burst of dead letters (or one near the broker's
+  // size limit) in it held every decision behind it (malformed: good traffic p99 2 s).
   const transactions = k.exactlyOnce
     ? new TransactionScope(
         port.transactionalSink({ source, transactionalId: transactionalIdOf(k.groupId, k.groupInstanceId) }),
       )
     : undefined;
   const sink: RecordSink | undefined = transactions ? undefined : port.sink({ retryForMs: BROKER_AWAY_MS });
+  const deadLetterSink: RecordSink | undefined = transactions
+    ? undefined
+    : port.sink({ retryForMs: BROKER_AWAY_MS, maxRequestBytes: DEAD_LETTER_REQUEST_BYTES });
   const publish = (records: readonly OutgoingRecord[]) => (transactions ?? sink!).publish(records);
   const decisions = new DecisionProducer({ publish, topic: k.decisionsTopic, decisionSchemaId });
   const deadLetters = new DeadLetterPublisher({
-    publish,
+    publish: (records) => (transactions ?? deadLetterSink!).publish(records),
     topic: k.dlqTopic,
     maxRecordBytes: await deadLetterLimit(port, k.dlqTopic, logger),
     onTruncated: (letter) => {
@@ -297,6 +305,7 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
       await shadow?.scoring.idle();
       await shadow?.sink.close();
       await (transactions ?? sink!).close();
+      await deadLetterSink?.close();
       for (const g of [...Object.values(guards), ...Object.values(shadowGuards)]) g.shutdown();
     },
   };
@@ -340,6 +349,14 @@ function startShadowScoring(
   });
   return { scoring, sink: o.sink };
 }
+
+/**
+ * Dead letters per produce request, by estimated bytes. The scenario's bursts of 2,500 small
+ * letters went out as one 512 KiB request whose encoding held the event loop (so every decision)
+ * for tens of milliseconds; at this size each request is a few milliseconds of work, with the
+ * event loop free between them, and still carries ~600 KB/s at a 100 ms round trip.
+ */
+const DEAD_LETTER_REQUEST_BYTES = 64 * 1024;
 
 /** The broker's default max.message.bytes (1 MiB + 12), assumed when the DLQ's cannot be read. */
 const BROKER_DEFAULT_MAX_MESSAGE_BYTES = 1_048_588;

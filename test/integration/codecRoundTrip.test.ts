@@ -30,6 +30,24 @@ describe("framings through Kafka and the schema registry", () => {
     expect(await registry.firstMessageType(987_654_321)).toBeUndefined();
   });
 
+  it("answers a burst of lookups, unknown ids among them and the same id many times, every one right", async () => {
+    const registry = new SchemaRegistry({ url: endpoints.schemaRegistryUrl });
+    const { transactionSchemaId } = await registry.registerContracts({
+      transactionsTopic: "rt-transactions",
+      decisionsTopic: "rt-decisions",
+    });
+    // More at once than the registry client sends at a time: the rest wait for a slot.
+    const ids = [
+      ...Array.from({ length: 40 }, (_, i) => 900_000_000 + i),
+      ...Array.from({ length: 20 }, () => transactionSchemaId),
+      ...Array.from({ length: 20 }, () => 900_000_000),
+    ];
+    const names = await Promise.all(ids.map((id) => registry.firstMessageType(id)));
+    names.forEach((name, i) =>
+      expect(name, `schema id ${ids[i]}`).toBe(ids[i] === transactionSchemaId ? TRANSACTION_TYPE : undefined),
+    );
+  });
+
   it("delimited and Confluent-framed records produced through the Kafka port read back as the same transactions", async () => {
     const topics = await createTestTopics(endpoints.kafkaBrokers, "framing", 1);
     const registry = new SchemaRegistry({ url: endpoints.schemaRegistryUrl });

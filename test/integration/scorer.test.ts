@@ -12,6 +12,7 @@ import {
   FallbackCause,
   type Transaction,
 } from "../../src/codec/messages.js";
+import { SchemaRegistry, transactionProtoText } from "../../src/codec/schemaRegistry.js";
 import { decodeCardState } from "../../src/features/cardStateCodec.js";
 import { RedisCardStateStore } from "../../src/state/redisCardStateStore.js";
 import { FEATURE_SCHEMA_VERSION } from "../../src/features/featureVector.js";
@@ -132,6 +133,55 @@ describe("fraud-scorer serve on the real stack", () => {
       });
     } finally {
       await dlq.stop();
+    }
+  });
+
+  it("decides a record framed with a schema id registered after it started, in its card's order", async () => {
+    const topics = await createTestTopics(endpoints.kafkaBrokers, "newid");
+    const txs = makeTransactions(12, { cards: 3, prefix: "newid" });
+    // The same contract under a subject of its own: an id the scorer has not seen, which the
+    // registry says holds fraud.v1.Transaction. The comment makes the content (so the id) new.
+    const registry = new SchemaRegistry({ url: endpoints.schemaRegistryUrl });
+    const newId = await registry.register(
+      `${topics.transactions}-other-value`,
+      `${transactionProtoText()}\n// ${randomBytes(8).toString("hex")}\n`,
+    );
+    const env = scorerEnv(topics);
+    await withScorer(topics, {}, async (_scorer, decisions) => {
+      const topic = topics.transactions;
+      // Each card's first transaction carries the new id; its later ones, delimited, must wait
+      // behind it (the state CAS on the offset would skip it if it were applied after them).
+      await producer.publish(
+        txs.map((tx, i) => ({
+          topic,
+          key: tx.cardId,
+          value:
+            i < 3
+              ? encodeConfluentFrame({
+                  schemaId: newId,
+                  messageIndexes: [0],
+                  payload: encodeTransactionPayload(tx),
+                })
+              : delimitedRecord(tx),
+        })),
+      );
+      const decided = await decisions.waitForDistinct(txs.length, 60_000);
+      expect(new Set(decided.map((d) => d.transactionId))).toEqual(new Set(txs.map((t) => t.transactionId)));
+    });
+    const redis = new Redis(endpoints.redisUrl);
+    try {
+      const cardIds = [...new Set(txs.map((t) => t.cardId))];
+      const { states } = await stateStore(redis, env).readBatch({
+        cardIds,
+        deviceTouches: [],
+        nowMs: Date.now(),
+      });
+      cardIds.forEach((cardId, k) => {
+        expect(states[k], `state of ${cardId}`).toBeDefined();
+        expect(decodeCardState(states[k]!.bytes).txCount, `transactions applied to ${cardId}`).toBe(4);
+      });
+    } finally {
+      redis.disconnect();
     }
   });
 

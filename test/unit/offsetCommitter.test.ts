@@ -35,6 +35,23 @@ describe("offset commits wait for deferred card-state work", () => {
     expect(commits).toEqual(["1@6", "0@21"]); // 0@11 overtaken by 0@21, skipped
   });
 
+  it("commits a batch a newer one overtook when the partition has had no commit for a second", async () => {
+    const commits: string[] = [];
+    const committer = new OffsetCommitter({ commit: async (_t, p, o) => void commits.push(`${p}@${o}`) });
+    const first = deferred();
+    const second = deferred();
+    committer.track("tx", 0, 10, first.promise);
+    committer.track("tx", 0, 20, second.promise);
+    await sleep(1_100);
+    first.resolve();
+    await sleep(10);
+    // Batches that keep waiting (records behind the registry) must not hold every commit back.
+    expect(commits).toEqual(["0@11"]);
+    second.resolve();
+    await committer.flush();
+    expect(commits).toEqual(["0@11", "0@21"]);
+  });
+
   it("reports a failed commit and keeps committing later offsets", async () => {
     const errors: unknown[] = [];
     let fail = true;

@@ -153,7 +153,7 @@ export function createPlatformaticPort(settings: KafkaConnectionSettings): Kafka
       const base = baseClientOptions(settings, "producer");
       return new PlatformaticSink(
         Array.from({ length: SINK_REQUESTS_IN_FLIGHT }, () => new Producer(producerOptions(base))),
-        { retryForMs: options.retryForMs },
+        { retryForMs: options.retryForMs, maxRequestBytes: options.maxRequestBytes },
       );
     },
 

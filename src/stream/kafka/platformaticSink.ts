@@ -69,6 +69,8 @@ export const orderKeyOf = (r: OutgoingRecord): string =>
 export interface PlatformaticSinkOptions {
   /** How long a request is sent again after the client's own retries failed (SinkOptions.retryForMs). */
   readonly retryForMs?: number | undefined;
+  /** Largest produce request (SinkOptions.maxRequestBytes), capped at MAX_SEND_BYTES. */
+  readonly maxRequestBytes?: number | undefined;
 }
 
 export class PlatformaticSink implements RecordSink {
@@ -78,7 +80,7 @@ export class PlatformaticSink implements RecordSink {
   /** One request in flight per producer (the client's limit when idempotent): several producers pipeline. */
   constructor(
     producers: BufferProducer | readonly BufferProducer[],
-    { retryForMs = 0 }: PlatformaticSinkOptions = {},
+    { retryForMs = 0, maxRequestBytes = MAX_SEND_BYTES }: PlatformaticSinkOptions = {},
   ) {
     this.#producers = Array.isArray(producers) ? producers : [producers as BufferProducer];
     // Requests bounded like a transaction's chunks (produceChunks.ts): the same estimate and limit.
@@ -86,7 +88,7 @@ export class PlatformaticSink implements RecordSink {
       lanes: this.#producers.length,
       orderKeyOf,
       send: (records, lane) => sendWithin(this.#producers[lane]!, records.map(toMessage), retryForMs),
-      maxBytes: MAX_SEND_BYTES,
+      maxBytes: Math.min(maxRequestBytes, MAX_SEND_BYTES),
       sizeOf: estimatedRecordBytes,
     });
   }
