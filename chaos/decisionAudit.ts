@@ -36,12 +36,7 @@ export interface DecisionAudit {
   readonly duplicates: number;
   /** Decisions for ids never sent: a decoding or keying bug. */
   readonly unexpected: number;
-  /**
-   * First decision of each transaction: record timestamp (scheduled send) → the decision
-   * record's timestamp. Meant as the broker's append time (the topic is LogAppendTime), but
-   * @platformatic/kafka 2.12 reads firstTimestamp + delta and ignores the batch's LogAppendTime,
-   * so it is the moment the scorer's produce request was built: the last produce leg is missing.
-   */
+  /** First decision of each transaction: record timestamp (scheduled send) → broker append. */
   readonly latenciesMs: readonly number[];
   /** [scheduled send ms, latency ms] of each decided transaction, in send order. */
   readonly timeline: readonly (readonly [number, number])[];
@@ -51,7 +46,7 @@ export interface DecisionAudit {
   /**
    * Where the latency went, from the first decisions' own records: `arrival` is record timestamp
    * → picked by the scoring loop (the sender's publish, the scorer's fetch, the queue), `publish`
-   * is decided → the decision record's timestamp (see `latenciesMs`). p50 and p99 of each, ms.
+   * is decided → broker append (the decision's produce request). p50 and p99 of each, ms.
    */
   readonly legs: { readonly arrival: LegPercentiles; readonly publish: LegPercentiles };
   /** [arrival ms, decided by the rules] of each first decision: who had budget for the model. */

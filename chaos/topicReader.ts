@@ -1,7 +1,10 @@
 // Reads a whole topic, from the beginning to the end it had when asked, with a consumer of its
 // own: the suite's independent view of what the scorer wrote. read_committed by default, so a
-// transactional writer's aborted records are not counted.
+// transactional writer's aborted records are not counted. The reader is the audits' append-time
+// reader (bench/support/appendTimeReader.ts), so a decision's timestamp is the broker's append
+// time on the LogAppendTime decisions topic, not the CreateTime the scorer's producer set.
 import { setTimeout as sleep } from "node:timers/promises";
+import { appendTimeReaderPort } from "../bench/support/appendTimeReader.js";
 import { chaosPort } from "./runTopics.js";
 
 export interface TopicRecord {
@@ -18,8 +21,7 @@ export async function readWholeTopic(
   topic: string,
   { idleMs = 5_000, timeoutMs = 300_000 } = {},
 ): Promise<TopicRecord[]> {
-  const kafka = chaosPort(brokers);
-  const admin = kafka.admin();
+  const admin = chaosPort(brokers).admin();
   const ends = new Map<number, number>();
   try {
     for (const { partition, high, low } of await admin.watermarks(topic))
@@ -34,7 +36,12 @@ export async function readWholeTopic(
   // trips, more than idleMs behind a slow link, and used to end the read with nothing read.
   let lastArrival = Number.POSITIVE_INFINITY;
   // A topic reader never commits: the suite's view must not move anyone's offsets.
-  const reader = kafka.topicReader({ topic, from: "earliest", isolation: "read_committed", maxWaitMs: 200 });
+  const reader = appendTimeReaderPort(brokers, "chaos-audit").topicReader({
+    topic,
+    from: "earliest",
+    isolation: "read_committed",
+    maxWaitMs: 200,
+  });
   await reader.start((batches) => {
     for (const batch of batches) {
       for (const r of batch.records) {

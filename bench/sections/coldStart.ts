@@ -88,7 +88,7 @@ export async function coldStart(ctx: BenchContext): Promise<ColdStartResult> {
 async function startOnce(ctx: BenchContext, warmUp: boolean, n: number): Promise<ColdStartRun> {
   const { transactions, rate } = ctx.plan.coldStart;
   const topics = await ctx.topics.scorerTopics(`cold${n}`, ctx.plan.endToEnd.partitions);
-  const collector = new DecisionLatencyCollector(ctx.port, topics.decisions);
+  const collector = new DecisionLatencyCollector(ctx.endpoints.kafkaBrokers, topics.decisions);
   await collector.start();
   const sink = new LatencySink(ctx.plan.endToEnd.budgetMs);
   let scorer: ScorerChild | undefined;

@@ -56,7 +56,7 @@ export class ScorerRig {
   static async start(ctx: BenchContext, n: number): Promise<ScorerRig> {
     const { partitions } = ctx.plan.endToEnd;
     const topics = await ctx.topics.scorerTopics(`e2e${n}`, partitions);
-    const collector = new DecisionLatencyCollector(ctx.port, topics.decisions);
+    const collector = new DecisionLatencyCollector(ctx.endpoints.kafkaBrokers, topics.decisions);
     await collector.start();
     const scorer = await ScorerChild.start({
       root: ctx.root,

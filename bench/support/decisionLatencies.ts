@@ -1,12 +1,14 @@
 // Follows a decisions topic and turns each decision into latencies. End to end is measured from
 // the transaction's *scheduled* send time (not its actual one, so a load generator that falls
 // behind cannot hide queueing: coordinated-omission safe) to the decision record's broker append
-// time (the topic uses LogAppendTime). The stage breakdown comes from the Decision's own timings.
+// time (the topic uses LogAppendTime, and the reader is the audits' append-time reader: the
+// port's own reports the producer's CreateTime). The stage breakdown comes from the Decision's
+// own timings.
 import { setTimeout as sleep } from "node:timers/promises";
-import type { KafkaPort } from "../../src/stream/kafkaPort.js";
 import { FallbackCause, type Decision } from "../../src/codec/messages.js";
 import { followDecisions, type Following } from "../../src/decisions/followDecisions.js";
 import { LatencyHistogram, type LatencySummary } from "../../src/tools/latencyHistogram.js";
+import { appendTimeReaderPort } from "./appendTimeReader.js";
 
 export const STAGES = [
   "queue",
@@ -147,13 +149,13 @@ export class DecisionLatencyCollector {
   unmatched = 0;
 
   constructor(
-    readonly kafka: KafkaPort,
+    readonly brokers: string,
     readonly topic: string,
   ) {}
 
   async start(): Promise<void> {
     this.#following = await followDecisions({
-      kafka: this.kafka,
+      kafka: appendTimeReaderPort(this.brokers, "bench-decisions"),
       topic: this.topic,
       fromBeginning: true,
       maxWaitMs: 50,

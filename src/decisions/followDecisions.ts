@@ -13,7 +13,11 @@ export interface DecisionRecordMeta {
   readonly offset: number;
   /** The record's key: the transaction id, as the scorer writes it. */
   readonly key: string;
-  /** The record's timestamp (the broker's append time on a LogAppendTime topic). */
+  /**
+   * The record's timestamp as the given port reads it. The product's Kafka adapter reports the
+   * CreateTime the scorer stamped when it sent the decision, even on a LogAppendTime topic (see
+   * ConsumedRecord.timestampMs); the bench's audit reader reports the broker's append time there.
+   */
   readonly timestampMs: number;
   /** When this follower received the record's batch, ms since the epoch. */
   readonly arrivedAtMs: number;

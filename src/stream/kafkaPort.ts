@@ -7,7 +7,13 @@ export interface ConsumedRecord {
   readonly topic: string;
   readonly partition: number;
   readonly offset: number;
-  /** Record timestamp, ms since the epoch (CreateTime unless the topic says LogAppendTime). */
+  /**
+   * The record's timestamp as its writer's producer set it (CreateTime), ms since the epoch — even
+   * on a LogAppendTime topic: @platformatic/kafka 2.12 reads batch.firstTimestamp + the record's
+   * delta and ignores the batch's LogAppendTime flag, whose append time is in the batch's
+   * maxTimestamp. The bench's and the fault suite's audits, which need the append time, read with
+   * a client that applies it (bench/support/appendTimeReader.ts).
+   */
   readonly timestampMs: number;
   readonly key: Buffer | null;
   readonly value: Buffer | null;
