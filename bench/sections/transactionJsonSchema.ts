@@ -6,6 +6,14 @@ import { Channel } from "../../src/codec/messages.js";
 
 const CHANNELS = Object.keys(Channel).filter((name) => name !== "CHANNEL_UNSPECIFIED");
 const text = (maxLength: number) => ({ type: "string", maxLength });
+const geoPoint = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    latE1: { type: "integer", minimum: -900, maximum: 900 },
+    lonE1: { type: "integer", minimum: -1800, maximum: 1800 },
+  },
+} as const;
 
 export const TRANSACTION_JSON_SCHEMA = {
   $id: "https://fraud-scorer.example/schemas/transaction.json",
@@ -26,6 +34,9 @@ export const TRANSACTION_JSON_SCHEMA = {
     ip: text(64),
     eventTimeMs: { type: "integer", minimum: 946_684_800_000, maximum: 4_102_444_800_000 },
     bin: text(16),
+    merchantLocation: geoPoint,
+    cardHomeLocation: geoPoint,
+    cardUtcOffsetMinutes: { type: "integer", minimum: -720, maximum: 840 },
     hashes: {
       type: "object",
       additionalProperties: false,
