@@ -15,6 +15,7 @@ import type {
   RecordSource,
   TopicReadOptions,
 } from "../../src/stream/kafkaPort.js";
+import { reportGroupEvents } from "./kafkajsPort.js";
 
 export function appendTimeReaderPort(brokers: string, label = "audit"): KafkaPort {
   const kafka = new Kafka({
@@ -45,18 +46,7 @@ function topicReader(kafka: Kafka, options: TopicReadOptions): RecordSource {
     maxWaitTimeInMs: options.maxWaitMs ?? 100,
     readUncommitted: options.isolation === "read_uncommitted",
   });
-  consumer.on(consumer.events.GROUP_JOIN, ({ payload }) =>
-    options.onEvent?.({
-      type: "joined",
-      memberId: payload.memberId,
-      assigned: Object.entries(payload.memberAssignment).flatMap(([topic, partitions]) =>
-        partitions.map((partition) => ({ topic, partition })),
-      ),
-    }),
-  );
-  consumer.on(consumer.events.CRASH, ({ payload }) =>
-    options.onEvent?.({ type: "crashed", error: payload.error }),
-  );
+  reportGroupEvents(consumer, options.onEvent);
   return {
     async start(handler: BatchHandler) {
       await consumer.connect();

@@ -3,7 +3,7 @@
 // (eachBatch per partition, all partitions concurrently, idempotent producer with one request
 // in flight). Admin, readers and transactions are not needed by the bench and not offered.
 import { randomUUID } from "node:crypto";
-import { CompressionTypes, Kafka, logLevel, Partitioners } from "kafkajs";
+import { CompressionTypes, Kafka, logLevel, Partitioners, type Consumer } from "kafkajs";
 import type { GroupSourceOptions, KafkaPort, RecordSink, RecordSource } from "../../src/stream/kafkaPort.js";
 import { kafkajsApiSink, kafkajsApiSource, unofferedPortParts } from "./kafkajsApiPort.js";
 
@@ -28,8 +28,17 @@ function kafkajsSource(kafka: Kafka, options: GroupSourceOptions): RecordSource 
     sessionTimeout: options.sessionTimeoutMs ?? 30_000,
     heartbeatInterval: 3_000,
   });
+  reportGroupEvents(consumer, options.onEvent);
+  return kafkajsApiSource(consumer, options, {
+    subscribe: { fromBeginning: true },
+    run: { autoCommit: false },
+  });
+}
+
+/** A kafkajs consumer's joins and crashes as the port's group events. */
+export function reportGroupEvents(consumer: Consumer, onEvent: GroupSourceOptions["onEvent"]): void {
   consumer.on(consumer.events.GROUP_JOIN, ({ payload }) =>
-    options.onEvent?.({
+    onEvent?.({
       type: "joined",
       memberId: payload.memberId,
       assigned: Object.entries(payload.memberAssignment).flatMap(([topic, partitions]) =>
@@ -37,13 +46,7 @@ function kafkajsSource(kafka: Kafka, options: GroupSourceOptions): RecordSource 
       ),
     }),
   );
-  consumer.on(consumer.events.CRASH, ({ payload }) =>
-    options.onEvent?.({ type: "crashed", error: payload.error }),
-  );
-  return kafkajsApiSource(consumer, options, {
-    subscribe: { fromBeginning: true },
-    run: { autoCommit: false },
-  });
+  consumer.on(consumer.events.CRASH, ({ payload }) => onEvent?.({ type: "crashed", error: payload.error }));
 }
 
 function kafkajsSink(kafka: Kafka): RecordSink {

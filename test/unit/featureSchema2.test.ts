@@ -5,6 +5,7 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { FEATURE_T0, featureTransaction } from "../support/transactions.js";
 import { fraud } from "../../src/codec/generated/fraud.js";
 import { Transaction } from "../../src/codec/messages.js";
 import { advanceCardState, emptyCardState, type CardState } from "../../src/features/cardState.js";
@@ -26,22 +27,8 @@ import { readTransactionsFile } from "../../src/codec/transactionFiles.js";
 import { parseCsvMapping } from "../../src/tools/import/csvMapping.js";
 import { importCsv, type RejectedRow } from "../../src/tools/import/importCsv.js";
 
-const T0 = Date.UTC(2025, 0, 6, 12, 0, 0);
-const tx = (over: Partial<fraud.v1.ITransaction> = {}): fraud.v1.ITransaction => ({
-  transactionId: "t1",
-  cardId: "card-1",
-  amountMinor: 2500,
-  currency: "EUR",
-  merchantId: "m-1",
-  mcc: 5411,
-  merchantCountry: "DE",
-  cardCountry: "DE",
-  channel: fraud.v1.Channel.CHANNEL_CARD_PRESENT,
-  deviceId: "",
-  ip: "",
-  eventTimeMs: T0,
-  ...over,
-});
+const T0 = FEATURE_T0;
+const tx = featureTransaction;
 const facts = (t: fraud.v1.ITransaction, state: CardState = emptyCardState(0)) =>
   computeFeatureFacts(t, computeFeatureHashes(t), state, { deviceCardCount24h: 0 });
 const replay = (txs: fraud.v1.ITransaction[]): CardState =>

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { FEATURE_T0, featureTransaction } from "../support/transactions.js";
 import fc from "fast-check";
 import { fraud } from "../../src/codec/generated/fraud.js";
 import { computeFeatureHashes, hashString, ipPrefix } from "../../src/ingest/featureHashes.js";
@@ -22,22 +23,8 @@ import {
 import { DeviceFanOutCounter } from "../../src/features/deviceFanOut.js";
 import { xxh64 } from "@node-rs/xxhash";
 
-const T0 = Date.UTC(2025, 0, 6, 12, 0, 0);
-const tx = (over: Partial<fraud.v1.ITransaction> = {}): fraud.v1.ITransaction => ({
-  transactionId: "t1",
-  cardId: "card-1",
-  amountMinor: 2500,
-  currency: "EUR",
-  merchantId: "m-1",
-  mcc: 5411,
-  merchantCountry: "DE",
-  cardCountry: "DE",
-  channel: fraud.v1.Channel.CHANNEL_CARD_PRESENT,
-  deviceId: "",
-  ip: "",
-  eventTimeMs: T0,
-  ...over,
-});
+const T0 = FEATURE_T0;
+const tx = featureTransaction;
 
 const features = (t: fraud.v1.ITransaction, state: CardState, deviceCards = 0): Record<string, number> => {
   const out = new Float32Array(FEATURE_COUNT);
