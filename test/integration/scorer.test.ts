@@ -211,14 +211,23 @@ describe("fraud-scorer serve on the real stack", () => {
           await decisions.waitForDistinct(301, 60_000);
           const degraded = during.map((t) => byId().get(t.transactionId)!);
           expect(degraded.every((d) => d.fallback)).toBe(true);
+          // Each says why the rules decided: the store, or (on a machine loaded by the rest of the
+          // suite) a transaction that waited in the queue past what the model needs, as in phase A.
+          // None may say the model failed or a cause the outage cannot produce.
           const causes = new Set(degraded.map((d) => d.fallbackCause as number));
           for (const cause of causes) {
             expect([
               FallbackCause.FALLBACK_CAUSE_STATE_UNAVAILABLE,
               FallbackCause.FALLBACK_CAUSE_TIMEOUT,
               FallbackCause.FALLBACK_CAUSE_BREAKER_OPEN,
+              FallbackCause.FALLBACK_CAUSE_BUDGET_EXHAUSTED,
             ]).toContain(cause);
           }
+          // The outage itself was seen: at least one was decided by the rules for the store's sake.
+          const storeCaused = degraded.filter(
+            (d) => d.fallbackCause !== FallbackCause.FALLBACK_CAUSE_BUDGET_EXHAUSTED,
+          ).length;
+          expect(storeCaused).toBeGreaterThan(0);
           // Decided without waiting on the dead store: the time spent in the scorer after the
           // queue is a small part of the 200 ms budget. (End-to-end latency, queue included,
           // depends on the machine's load and is measured by the benchmarks, not asserted here.)
