@@ -78,61 +78,74 @@ export function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }
 
-export function sentTransactions(records: readonly TopicRecord[]): {
-  sent: SentTransaction[];
-  malformedOffsets: Set<string>;
-} {
-  const sent: SentTransaction[] = [];
-  const malformedOffsets = new Set<string>();
-  for (const r of records) {
-    if (r.headers[MALFORMED_HEADER] !== undefined) {
-      malformedOffsets.add(`${r.partition}:${r.offset}`);
-      continue;
-    }
-    const decoded = decodeTransactionRecord(r.value, { transactionSchemaIds: new Set() });
-    if (!decoded.ok)
-      throw new Error(
-        `good traffic failed to decode at ${r.partition}:${r.offset}: ${decoded.error.message}`,
-      );
-    for (const { tx } of decoded.value) {
-      sent.push({
-        transactionId: tx.transactionId,
-        cardId: tx.cardId,
-        partition: r.partition,
-        timestampMs: r.timestampMs,
-      });
-    }
+/** The transactions a transaction-topic record carries (none when it is a malformed one). */
+function addSent(r: TopicRecord, sent: SentTransaction[], malformedOffsets: Set<string>): void {
+  if (r.headers[MALFORMED_HEADER] !== undefined) {
+    malformedOffsets.add(`${r.partition}:${r.offset}`);
+    return;
   }
-  return { sent, malformedOffsets };
+  const decoded = decodeTransactionRecord(r.value, { transactionSchemaIds: new Set() });
+  if (!decoded.ok)
+    throw new Error(`good traffic failed to decode at ${r.partition}:${r.offset}: ${decoded.error.message}`);
+  for (const { tx } of decoded.value) {
+    sent.push({
+      transactionId: tx.transactionId,
+      cardId: tx.cardId,
+      partition: r.partition,
+      timestampMs: r.timestampMs,
+    });
+  }
 }
 
-export function auditDecisions(
-  transactionRecords: readonly TopicRecord[],
-  decisionRecords: readonly TopicRecord[],
-  dlqRecords: readonly TopicRecord[] = [],
-): DecisionAudit {
-  const { sent, malformedOffsets } = sentTransactions(transactionRecords);
-  const byId = new Map<string, SentTransaction>();
-  const perCard = new Map<string, number>();
-  for (const tx of sent) {
-    byId.set(tx.transactionId, tx);
-    perCard.set(tx.cardId, (perCard.get(tx.cardId) ?? 0) + 1);
+interface FirstDecision {
+  appendedMs: number;
+  fallback: boolean;
+  fallbackCause: number;
+  arrivalMs: number;
+  publishMs: number;
+}
+
+/**
+ * The audit, fed one record at a time as the topics are read: a soak's millions of records are
+ * reduced as they arrive instead of being held (holding 8.6 million records and their buffers
+ * ran the audit out of memory). Feed every transaction record before the first decision or
+ * dead letter: a decision is checked against what was sent.
+ */
+export class DecisionAuditor {
+  readonly #sent: SentTransaction[] = [];
+  readonly #malformedOffsets = new Set<string>();
+  readonly #byId = new Map<string, SentTransaction>();
+  readonly #perCard = new Map<string, number>();
+  readonly #firstDecision = new Map<string, FirstDecision>();
+  readonly #malformedDead = new Set<string>();
+  #duplicates = 0;
+  #unexpected = 0;
+  #malformedWithoutReason = 0;
+  #decisionsSeen = false;
+
+  addTransactionRecord(r: TopicRecord): void {
+    if (this.#decisionsSeen) throw new Error("transaction records must all come before the decisions");
+    const from = this.#sent.length;
+    addSent(r, this.#sent, this.#malformedOffsets);
+    for (let i = from; i < this.#sent.length; i++) {
+      const tx = this.#sent[i]!;
+      this.#byId.set(tx.transactionId, tx);
+      this.#perCard.set(tx.cardId, (this.#perCard.get(tx.cardId) ?? 0) + 1);
+    }
   }
 
-  const firstDecision = new Map<
-    string,
-    { appendedMs: number; fallback: boolean; fallbackCause: number; arrivalMs: number; publishMs: number }
-  >();
-  let duplicates = 0;
-  let unexpected = 0;
-  for (const r of decisionRecords) {
+  addDecisionRecord(r: TopicRecord): void {
+    this.#decisionsSeen = true;
     const decision = decodeDecisionRecord(r.value);
     if (!decision.ok)
       throw new Error(
         `decision at ${r.partition}:${r.offset}: ${decision.error.kind}: ${decision.error.message}`,
       );
-    const id = decision.value.transactionId;
-    if (!byId.has(id)) unexpected++;
+    // Keyed by the sent transaction's own id string where there is one: millions of decisions
+    // then hold no second copy of each id.
+    const sent = this.#byId.get(decision.value.transactionId);
+    if (sent === undefined) this.#unexpected++;
+    const id = sent?.transactionId ?? decision.value.transactionId;
     const first = {
       appendedMs: r.timestampMs,
       fallback: decision.value.fallback,
@@ -140,88 +153,101 @@ export function auditDecisions(
       arrivalMs: (decision.value.timings?.queueUs ?? 0) / 1000,
       publishMs: Math.max(0, r.timestampMs - Number(decision.value.decidedAtMs)),
     };
-    const seen = firstDecision.get(id);
+    const seen = this.#firstDecision.get(id);
     if (seen !== undefined) {
-      duplicates++;
-      if (r.timestampMs < seen.appendedMs) firstDecision.set(id, first);
+      this.#duplicates++;
+      if (r.timestampMs < seen.appendedMs) this.#firstDecision.set(id, first);
     } else {
-      firstDecision.set(id, first);
+      this.#firstDecision.set(id, first);
     }
   }
 
-  const latencies: number[] = [];
-  const arrivals: number[] = [];
-  const publishes: number[] = [];
-  const arrivalsAndFallbacks: [number, boolean][] = [];
-  const timeline: [number, number][] = [];
-  const lostExamples: string[] = [];
-  let lost = 0;
-  let fallbacks = 0;
-  const appendsByPartition = new Map<number, number[]>();
-  const decidedTransactions: DecidedTransaction[] = [];
-  for (const tx of sent) {
-    const d = firstDecision.get(tx.transactionId);
-    if (d === undefined) {
-      lost++;
-      if (lostExamples.length < 5) lostExamples.push(tx.transactionId);
-      continue;
-    }
-    decidedTransactions.push({ ...tx, ...d });
-    const latency = Math.max(0, d.appendedMs - tx.timestampMs);
-    latencies.push(latency);
-    arrivals.push(d.arrivalMs);
-    arrivalsAndFallbacks.push([d.arrivalMs, d.fallback]);
-    publishes.push(d.publishMs);
-    timeline.push([tx.timestampMs, latency]);
-    if (d.fallback) fallbacks++;
-    const appends = appendsByPartition.get(tx.partition) ?? [];
-    appends.push(d.appendedMs);
-    appendsByPartition.set(tx.partition, appends);
-  }
-  latencies.sort((a, b) => a - b);
-  timeline.sort((a, b) => a[0] - b[0]);
-
-  let longestStallMs = 0;
-  for (const appends of appendsByPartition.values()) {
-    appends.sort((a, b) => a - b);
-    for (let i = 1; i < appends.length; i++)
-      longestStallMs = Math.max(longestStallMs, appends[i]! - appends[i - 1]!);
-  }
-
-  // Distinct sources: a record dead-lettered again after a replay is still one record.
-  const malformedDead = new Set<string>();
-  let malformedWithoutReason = 0;
-  for (const r of dlqRecords) {
+  /** Distinct sources: a record dead-lettered again after a replay is still one record. */
+  addDlqRecord(r: TopicRecord): void {
+    this.#decisionsSeen = true;
     const source = `${r.headers[DLQ_SOURCE_PARTITION]}:${r.headers[DLQ_SOURCE_OFFSET]}`;
-    if (!malformedOffsets.has(source)) continue;
-    malformedDead.add(source);
-    if ((r.headers[DLQ_REASON_HEADER] ?? "") === "") malformedWithoutReason++;
+    if (!this.#malformedOffsets.has(source)) return;
+    this.#malformedDead.add(source);
+    if ((r.headers[DLQ_REASON_HEADER] ?? "") === "") this.#malformedWithoutReason++;
   }
-  const malformedInDlq = malformedDead.size;
 
-  const decided = sent.length - lost;
-  return {
-    sent: sent.length,
-    decided,
-    lost,
-    lostExamples,
-    duplicates,
-    unexpected,
-    latenciesMs: latencies,
-    timeline,
-    p50Ms: percentile(latencies, 50),
-    p99Ms: percentile(latencies, 99),
-    p100Ms: percentile(latencies, 100),
-    legs: { arrival: legPercentiles(arrivals), publish: legPercentiles(publishes) },
-    arrivalsAndFallbacks,
-    longestStallMs,
-    fallbackShare: decided === 0 ? 0 : fallbacks / decided,
-    malformedSent: malformedOffsets.size,
-    malformedInDlq,
-    malformedWithoutReason,
-    perCard,
-    decidedTransactions,
-  };
+  finish(): DecisionAudit {
+    const sent = this.#sent;
+    const latencies: number[] = [];
+    const arrivals: number[] = [];
+    const publishes: number[] = [];
+    const arrivalsAndFallbacks: [number, boolean][] = [];
+    const timeline: [number, number][] = [];
+    const lostExamples: string[] = [];
+    let lost = 0;
+    let fallbacks = 0;
+    const appendsByPartition = new Map<number, number[]>();
+    const decidedTransactions: DecidedTransaction[] = [];
+    for (const tx of sent) {
+      const d = this.#firstDecision.get(tx.transactionId);
+      if (d === undefined) {
+        lost++;
+        if (lostExamples.length < 5) lostExamples.push(tx.transactionId);
+        continue;
+      }
+      decidedTransactions.push({ ...tx, ...d });
+      const latency = Math.max(0, d.appendedMs - tx.timestampMs);
+      latencies.push(latency);
+      arrivals.push(d.arrivalMs);
+      arrivalsAndFallbacks.push([d.arrivalMs, d.fallback]);
+      publishes.push(d.publishMs);
+      timeline.push([tx.timestampMs, latency]);
+      if (d.fallback) fallbacks++;
+      const appends = appendsByPartition.get(tx.partition) ?? [];
+      appends.push(d.appendedMs);
+      appendsByPartition.set(tx.partition, appends);
+    }
+    latencies.sort((a, b) => a - b);
+    timeline.sort((a, b) => a[0] - b[0]);
+
+    let longestStallMs = 0;
+    for (const appends of appendsByPartition.values()) {
+      appends.sort((a, b) => a - b);
+      for (let i = 1; i < appends.length; i++)
+        longestStallMs = Math.max(longestStallMs, appends[i]! - appends[i - 1]!);
+    }
+
+    const decided = sent.length - lost;
+    return {
+      sent: sent.length,
+      decided,
+      lost,
+      lostExamples,
+      duplicates: this.#duplicates,
+      unexpected: this.#unexpected,
+      latenciesMs: latencies,
+      timeline,
+      p50Ms: percentile(latencies, 50),
+      p99Ms: percentile(latencies, 99),
+      p100Ms: percentile(latencies, 100),
+      legs: { arrival: legPercentiles(arrivals), publish: legPercentiles(publishes) },
+      arrivalsAndFallbacks,
+      longestStallMs,
+      fallbackShare: decided === 0 ? 0 : fallbacks / decided,
+      malformedSent: this.#malformedOffsets.size,
+      malformedInDlq: this.#malformedDead.size,
+      malformedWithoutReason: this.#malformedWithoutReason,
+      perCard: this.#perCard,
+      decidedTransactions,
+    };
+  }
+}
+
+export function auditDecisions(
+  transactionRecords: readonly TopicRecord[],
+  decisionRecords: readonly TopicRecord[],
+  dlqRecords: readonly TopicRecord[] = [],
+): DecisionAudit {
+  const auditor = new DecisionAuditor();
+  for (const r of transactionRecords) auditor.addTransactionRecord(r);
+  for (const r of decisionRecords) auditor.addDecisionRecord(r);
+  for (const r of dlqRecords) auditor.addDlqRecord(r);
+  return auditor.finish();
 }
 
 /** A scenario's event, at epoch ms (the broker's append times are on the same clock). */

@@ -4,13 +4,13 @@
 import { mkdirSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { auditCardState, type CardStateAudit } from "./cardStateAudit.js";
-import { auditDecisions, type DecisionAudit } from "./decisionAudit.js";
+import { DecisionAuditor, type DecisionAudit } from "./decisionAudit.js";
 import { auditLogs, type LogAudit } from "./logAudit.js";
 import { startLoad } from "./loadGenerator.js";
 import { chaosPort, createRunTopics, deleteRunTopics, type RunTopics } from "./runTopics.js";
 import type { ScenarioContext } from "./scenario.js";
 import { ScorerFleet } from "./scorerFleet.js";
-import { readWholeTopic } from "./topicReader.js";
+import { streamWholeTopic } from "./topicReader.js";
 
 export interface FaultRunOptions {
   readonly label: string;
@@ -111,12 +111,16 @@ export async function faultRun(
     ctx.log(`${o.label}: load done, ${drained ? "group caught up" : "group did NOT catch up"}; auditing`);
     await fleet.stopAll();
 
-    const [transactions, decisionsRead, dlq] = await Promise.all([
-      readWholeTopic(suiteBrokers, topics.transactions),
-      readWholeTopic(suiteBrokers, topics.decisions),
-      readWholeTopic(suiteBrokers, topics.dlq),
+    // Streamed through the auditor, not held: a soak writes millions of records to each topic.
+    // What was sent is read first, since each decision is checked against it.
+    const auditor = new DecisionAuditor();
+    const read = { timeoutMs: 1_800_000 };
+    await streamWholeTopic(suiteBrokers, topics.transactions, (r) => auditor.addTransactionRecord(r), read);
+    await Promise.all([
+      streamWholeTopic(suiteBrokers, topics.decisions, (r) => auditor.addDecisionRecord(r), read),
+      streamWholeTopic(suiteBrokers, topics.dlq, (r) => auditor.addDlqRecord(r), read),
     ]);
-    const decisions = auditDecisions(transactions, decisionsRead, dlq);
+    const decisions = auditor.finish();
     const cardState =
       o.checkCardState === false
         ? undefined

@@ -5,6 +5,7 @@
 // time on the LogAppendTime decisions topic, not the CreateTime the scorer's producer set.
 import { setTimeout as sleep } from "node:timers/promises";
 import { appendTimeReaderPort } from "../bench/support/appendTimeReader.js";
+import type { RecordBatch } from "../src/stream/kafkaPort.js";
 import { chaosPort } from "./runTopics.js";
 
 export interface TopicRecord {
@@ -16,11 +17,33 @@ export interface TopicRecord {
   readonly headers: Readonly<Record<string, string>>;
 }
 
+export interface ReadTopicOptions {
+  /** The read ends when nothing has arrived for this long (a transactional topic's last marker). */
+  readonly idleMs?: number;
+  readonly timeoutMs?: number;
+}
+
+/** Every record of the topic, held in memory: for runs of test size. */
 export async function readWholeTopic(
   brokers: string,
   topic: string,
-  { idleMs = 5_000, timeoutMs = 300_000 } = {},
+  options: ReadTopicOptions = {},
 ): Promise<TopicRecord[]> {
+  const records: TopicRecord[] = [];
+  await streamWholeTopic(brokers, topic, (r) => records.push(r), options);
+  return records;
+}
+
+/**
+ * Hands each record of the topic to `onRecord` as it arrives and holds none: a soak's millions of
+ * records are reduced on the way. Returns how many were read.
+ */
+export async function streamWholeTopic(
+  brokers: string,
+  topic: string,
+  onRecord: (record: TopicRecord) => void,
+  { idleMs = 5_000, timeoutMs = 300_000 }: ReadTopicOptions = {},
+): Promise<number> {
   const admin = chaosPort(brokers).admin();
   const ends = new Map<number, number>();
   try {
@@ -29,8 +52,8 @@ export async function readWholeTopic(
   } finally {
     await admin.close();
   }
-  const records: TopicRecord[] = [];
-  if (ends.size === 0) return records;
+  let read = 0;
+  if (ends.size === 0) return read;
   const pending = new Set(ends.keys());
   // Idle counts from the first arrival: joining the reader's group alone takes several round
   // trips, more than idleMs behind a slow link, and used to end the read with nothing read.
@@ -42,12 +65,13 @@ export async function readWholeTopic(
     isolation: "read_committed",
     maxWaitMs: 200,
   });
-  await reader.start((batches) => {
+  const deliver = (batches: readonly RecordBatch[]) => {
     for (const batch of batches) {
       for (const r of batch.records) {
         const headers: Record<string, string> = {};
         for (const [k, v] of Object.entries(r.headers)) headers[k] = v.toString();
-        records.push({
+        read++;
+        onRecord({
           partition: r.partition,
           offset: r.offset,
           timestampMs: r.timestampMs,
@@ -61,10 +85,28 @@ export async function readWholeTopic(
       const last = batch.records.at(-1);
       if (last && last.offset >= (ends.get(batch.partition) ?? 0) - 1) pending.delete(batch.partition);
     }
+  };
+  // A record the caller rejects ends the read with its error (thrown into the reader, the client
+  // would deliver the batch again and again).
+  let failure: unknown;
+  await reader.start((batches) => {
+    if (failure !== undefined) return;
+    try {
+      deliver(batches);
+    } catch (e) {
+      failure = e;
+    }
     lastArrival = Date.now();
   });
   const deadline = Date.now() + timeoutMs;
-  while (pending.size > 0 && Date.now() - lastArrival < idleMs && Date.now() < deadline) await sleep(100);
+  while (
+    failure === undefined &&
+    pending.size > 0 &&
+    Date.now() - lastArrival < idleMs &&
+    Date.now() < deadline
+  )
+    await sleep(100);
   await reader.close();
-  return records;
+  if (failure !== undefined) throw failure;
+  return read;
 }
