@@ -1,5 +1,6 @@
 // `npm run chaos [-- --only a,b] [-- --soak] [-- --scale 0.2]`: runs the fault scenarios on the
-// local stack and writes docs/RELIABILITY.md. Exit status 1 when any target was missed.
+// local stack and writes docs/RELIABILITY.md. Exit status 1 when a required target was missed
+// (scenario.ts says which are); goals missed are marked in the table.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -8,6 +9,7 @@ import * as prettier from "prettier";
 import { buildCompiledScorer } from "../bench/support/compiledScorer.js";
 import { chaosEndpoints } from "./chaosEndpoints.js";
 import { mergeRows, renderReliability } from "./reliabilityReport.js";
+import { requiredMet } from "./scenario.js";
 import { allScenarios, runScenarios } from "./suite.js";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
@@ -76,4 +78,5 @@ writeFileSync(
   await prettier.format(readFileSync(resultsFile, "utf8"), { ...prettierOptions, filepath: resultsFile }),
 );
 console.log(`chaos: docs/RELIABILITY.md written; scorer logs in ${logDir}`);
-process.exit(rows.every((r) => r.targets.every((t) => t.met)) ? 0 : 1);
+// Goals missed are in the table; the exit status stands on the required targets (scenario.ts).
+process.exit(rows.every((r) => requiredMet(r.targets)) ? 0 : 1);

@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ChaosEndpoints } from "./chaosEndpoints.js";
 import { failedRow, rowOf, type ReliabilityRow } from "./reliabilityReport.js";
-import type { Scenario } from "./scenario.js";
+import type { Scenario, TargetCheck } from "./scenario.js";
 import {
   brokerRestartScenario,
   threeBrokersScenario,
@@ -80,8 +80,9 @@ export async function runScenarios(o: SuiteOptions): Promise<ReliabilityRow[]> {
     }
     const row = rows.at(-1)!;
     const missed = row.targets.filter((t) => !t.met);
+    const label = (t: TargetCheck) => `${t.required === true ? "REQUIRED " : ""}${t.target} (${t.measured})`;
     o.log(
-      `chaos: ${scenario.name}: ${missed.length === 0 ? "all targets met" : `missed ${missed.map((t) => `${t.target} (${t.measured})`).join("; ")}`} in ${Math.round((Date.now() - started) / 1000)} s`,
+      `chaos: ${scenario.name}: ${missed.length === 0 ? "all targets met" : `missed ${missed.map(label).join("; ")}`} in ${Math.round((Date.now() - started) / 1000)} s`,
     );
   }
   return rows;

@@ -4,7 +4,7 @@
 import { stallsByEvent, type RunEvent } from "../decisionAudit.js";
 import { faultRun } from "../faultRun.js";
 import { ms, outcome } from "../outcome.js";
-import { check, type Scenario, type ScenarioContext } from "../scenario.js";
+import { check, requirement, type Scenario, type ScenarioContext } from "../scenario.js";
 
 const STALL_TARGET_MS = 3_000;
 
@@ -59,9 +59,9 @@ function sigkillLoop(exactlyOnce: boolean): Scenario {
         result,
         [
           exactlyOnce
-            ? check("0 duplicates (read_committed)", d.duplicates === 0, String(d.duplicates))
+            ? requirement("0 duplicates (read_committed)", d.duplicates === 0, String(d.duplicates))
             : check("duplicates counted (at-least-once)", true, String(d.duplicates)),
-          check(
+          requirement(
             `longest partition stall ≤ ${STALL_TARGET_MS / 1000} s`,
             d.longestStallMs <= STALL_TARGET_MS,
             ms(d.longestStallMs),
@@ -136,7 +136,7 @@ export const rebalanceScenario: Scenario = {
       `${rate} tx/s × ${durationS} s, 3 → 4 → 3 instances, one SIGKILLed and restarted`,
       result,
       [
-        check(
+        requirement(
           `longest partition stall ≤ ${STALL_TARGET_MS / 1000} s`,
           d.longestStallMs <= STALL_TARGET_MS,
           ms(d.longestStallMs),

@@ -8,7 +8,7 @@ import { faultRun } from "../faultRun.js";
 import { malformedCorpus, type MalformedRecord } from "../malformedCorpus.js";
 import { ms, outcome } from "../outcome.js";
 import { chaosPort } from "../runTopics.js";
-import { check, type Scenario } from "../scenario.js";
+import { check, requirement, type Scenario } from "../scenario.js";
 
 const P99_TOLERANCE = 1.2;
 
@@ -55,17 +55,21 @@ export const malformedScenario: Scenario = {
     );
     const d = mixed.decisions;
     return outcome(`${rate} tx/s × ${durationS} s + ${badCount} malformed`, mixed, [
-      check(
+      requirement(
         "100 % of malformed records in the DLQ",
         d.malformedSent === badCount && d.malformedInDlq === badCount,
         `${d.malformedInDlq} of ${d.malformedSent} (${badCount} produced)`,
       ),
-      check(
+      requirement(
         "every DLQ record has a reason header",
         d.malformedWithoutReason === 0,
         `${d.malformedWithoutReason} without`,
       ),
-      check("0 scorer crashes", dead.length === 0, dead.length === 0 ? "0" : `dead: ${dead.join(", ")}`),
+      requirement(
+        "0 scorer crashes",
+        dead.length === 0,
+        dead.length === 0 ? "0" : `dead: ${dead.join(", ")}`,
+      ),
       check(
         "good traffic p99 within 20 % of a clean run",
         d.p99Ms <= clean.decisions.p99Ms * P99_TOLERANCE,

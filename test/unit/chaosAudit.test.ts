@@ -7,12 +7,15 @@ import { encodeDecisionPayload, encodeTransactionPayload } from "../../src/codec
 import { decodeTransactionRecord } from "../../src/ingest/decodeTransactionRecord.js";
 import {
   auditDecisions,
+  DecisionAuditor,
   MALFORMED_HEADER,
   p99ByWindow,
   stallsByEvent,
   type DecidedTransaction,
 } from "../../chaos/decisionAudit.js";
 import { MALFORMED_KINDS, malformedCorpus } from "../../chaos/malformedCorpus.js";
+import { renderReliability, type ReliabilityRow } from "../../chaos/reliabilityReport.js";
+import { check, requiredMet, requirement } from "../../chaos/scenario.js";
 import { killMoments } from "../../chaos/scenarios/crashes.js";
 import type { TopicRecord } from "../../chaos/topicReader.js";
 import { sampleTransaction } from "../support/transactions.js";
@@ -153,6 +156,61 @@ describe("auditDecisions", () => {
     const audit = auditDecisions([bad, bad2], [], [dlq(7, "truncated_frame"), dlq(8)]);
 
     expect(audit).toMatchObject({ sent: 0, malformedSent: 2, malformedInDlq: 2, malformedWithoutReason: 1 });
+  });
+});
+
+describe("DecisionAuditor", () => {
+  it("audits records fed one at a time as auditDecisions does over whole topics", () => {
+    const sent = [txRecord("a", "card-1", 0, 1_000), txRecord("b", "card-2", 1, 1_010)];
+    const decided = [decisionRecord("a", 1_040), decisionRecord("x", 1_050), decisionRecord("a", 1_070)];
+    const auditor = new DecisionAuditor();
+    for (const r of sent) auditor.addTransactionRecord(r);
+    for (const r of decided) auditor.addDecisionRecord(r);
+
+    const streamed = auditor.finish();
+
+    expect(streamed).toEqual(auditDecisions(sent, decided));
+    expect(streamed).toMatchObject({ sent: 2, decided: 1, lost: 1, duplicates: 1, unexpected: 1 });
+  });
+
+  it("refuses a transaction record after the first decision: decisions are checked against what was sent", () => {
+    const auditor = new DecisionAuditor();
+    auditor.addDecisionRecord(decisionRecord("a", 1_040));
+    expect(() => auditor.addTransactionRecord(txRecord("a", "card-1", 0, 1_000))).toThrow(
+      /before the decisions/,
+    );
+  });
+});
+
+describe("required targets and goals", () => {
+  const row = (targets: ReliabilityRow["targets"]): ReliabilityRow => ({
+    scenario: "s",
+    summary: "a scenario",
+    date: "2026-12-01",
+    commit: "abc",
+    scale: 1,
+    load: "1 tx/s",
+    transactions: 1,
+    lost: 0,
+    duplicates: 0,
+    p99Ms: 1,
+    p100Ms: 1,
+    longestStallMs: 1,
+    fallbackShare: 0,
+    targets,
+    notes: [],
+  });
+
+  it("fails a run only on a required target, and marks a missed goal in the table", () => {
+    const goalMissed = [requirement("0 lost", true, "0"), check("p99 within 20 %", false, "211 ms")];
+    const requiredMissed = [requirement("0 lost", false, "3"), check("p99 within 20 %", true, "40 ms")];
+
+    expect(requiredMet(goalMissed)).toBe(true);
+    expect(requiredMet(requiredMissed)).toBe(false);
+    const table = renderReliability([row(goalMissed)]);
+    expect(table).toContain("required met; **goal missed**: p99 within 20 %");
+    expect(table).toContain("- ✓ 0 lost (required): 0");
+    expect(renderReliability([row(requiredMissed)])).toContain("**required missed**: 0 lost");
   });
 });
 
