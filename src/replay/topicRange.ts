@@ -81,6 +81,19 @@ export async function resolvePartitionRanges(
     const to = request.to;
     const start = startByTime?.get(partition) ?? (from !== undefined && "offset" in from ? from.offset : low);
     const end = endByTime?.get(partition) ?? (to !== undefined && "offset" in to ? to.offset : high);
+    // Offsets given by hand name records: when they are gone (retention) or not written yet, an
+    // audit must hear so, not get a shorter replay. Time bounds are clamped to what is there.
+    for (const [name, bound] of [
+      ["--from-offset", from],
+      ["--to-offset", to],
+    ] as const) {
+      if (bound === undefined || !("offset" in bound)) continue;
+      if (bound.offset < low || bound.offset > high)
+        throw new ReplayInputError(
+          `${name} ${bound.offset} is outside partition ${partition} of "${topic}", which holds offsets [${low}, ${high})` +
+            (bound.offset < low ? ": the records before it were deleted (retention)" : ""),
+        );
+    }
     const clampedStart = Math.min(Math.max(start, low), high);
     const clampedEnd = Math.min(Math.max(end, clampedStart), high);
     return { partition, start: clampedStart, end: clampedEnd };

@@ -138,6 +138,21 @@ describe("replay of a topic range", () => {
     expect(stderr).toContain("--partition");
   });
 
+  it("refuses offsets the partition does not hold, naming the offsets it does", async () => {
+    const { code, stdout, stderr } = await replay(
+      "--partition",
+      "0",
+      "--from-offset",
+      "25",
+      "--to-offset",
+      "40",
+    );
+    expect(code).toBe(2);
+    expect(stdout).toBe("");
+    expect(stderr).toContain(`--to-offset 40 is outside partition 0 of "${topics.transactions}"`);
+    expect(stderr).toContain(`[0, ${COUNT})`);
+  });
+
   it("refuses a topic that does not exist", async () => {
     const { code, stderr } = await run(process.execPath, [
       "bin/fraud-scorer.js",

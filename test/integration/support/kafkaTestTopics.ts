@@ -17,6 +17,13 @@ export async function createTestTopics(
 ): Promise<TestTopics> {
   const id = `${label}-${randomUUID().slice(0, 8)}`;
   const topics = { transactions: `tx-${id}`, decisions: `dec-${id}`, dlq: `dlq-${id}` };
-  await ensureTopics({ kafka: testKafka(brokers), topics: scorerTopicSpecs(topics, { partitions, shadow }) });
+  // Kept forever: many tests write records stamped in the past (T0 in 2025), which the broker's
+  // time retention (24 h on the stack) deletes at its next check, every 5 minutes; a replay that
+  // ran just after one found its range empty and printed nothing.
+  const specs = scorerTopicSpecs(topics, { partitions, shadow }).map((spec) => ({
+    ...spec,
+    configs: { ...spec.configs, "retention.ms": "-1" },
+  }));
+  await ensureTopics({ kafka: testKafka(brokers), topics: specs });
   return topics;
 }
