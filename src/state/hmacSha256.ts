@@ -52,8 +52,22 @@ export class HmacSha256 {
   }
 
   utf8(value: string): this {
-    this.#reserve(Buffer.byteLength(value, "utf8"));
+    // Room for the longest encoding (3 bytes per UTF-16 unit) rather than measuring the string.
+    this.#reserve(3 * value.length);
     this.#length += this.#inner.write(value, this.#length, "utf8");
+    return this;
+  }
+
+  /**
+   * u32 byte length | head | middle as UTF-8 | tail: a framed field (a key from its parts), its
+   * length written once the middle is encoded rather than measured first.
+   */
+  framed(head: Uint8Array, middle: string, tail: Uint8Array): this {
+    const start = this.#length;
+    this.#reserve(4);
+    this.#length += 4;
+    this.bytes(head).utf8(middle).bytes(tail);
+    this.#inner.writeUInt32BE(this.#length - start - 4, start);
     return this;
   }
 

@@ -31,10 +31,12 @@ export class PackedScriptArgs {
   /** A u32 byte length, then the bytes (a string as UTF-8). */
   field(value: string | Uint8Array): this {
     if (typeof value === "string") {
-      const bytes = Buffer.byteLength(value, "utf8");
-      this.u32(bytes);
-      this.#reserve(bytes);
-      this.#length += this.#buffer.write(value, this.#length, "utf8");
+      // Room for the longest encoding (3 bytes per UTF-16 unit), the length written after the
+      // bytes: measuring the string first (Buffer.byteLength) cost as much as encoding it.
+      this.#reserve(4 + 3 * value.length);
+      const bytes = this.#buffer.write(value, this.#length + 4, "utf8");
+      this.#buffer.writeUInt32BE(bytes, this.#length);
+      this.#length += 4 + bytes;
       return this;
     }
     return this.u32(value.length).raw(value);

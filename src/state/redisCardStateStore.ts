@@ -107,17 +107,24 @@ const isWrongType = (error: Error) => error.message.startsWith("WRONGTYPE");
 // them, declared so the call is routed (or MOVED) to the node that serves it; the caller sends
 // every key of a call to that node.
 //
-// ARGV: bucket TTL ms, packed: card count, per card its state hash and history list keys; touch
-// count, per touch its current and previous bucket keys and the card id.
+// The script builds each key from its hash tag (a card id, a device key) between a head and a
+// tail sent once per call: a card's keys were two thirds of the bytes packed, encoded and sent
+// per card, and building them cost more CPU than the card's MAC.
+//
+// ARGV: bucket TTL ms, state key head, history key head, device key head, current and previous
+// bucket key tails, packed: card count, per card its id; touch count, per touch its device key
+// and card id.
 // Per card three replies: p, v (nil when absent; "wrongtype", nil for a key of the wrong type)
 // and, when the state is absent or unreadable, the history list ("wrongtype" when not a list);
 // then one PFCOUNT per touch. Each bucket's TTL is set once per call.
 const READ_BATCH_LUA = `#!lua flags=allow-cross-slot-keys
-local bucketTtl, b = ARGV[1], ARGV[2]
+local bucketTtl, stateHead, historyHead, deviceHead, currentTail, previousTail, b =
+  ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
 ${PACKED_ARGS_LUA}
 local out = {}
 for i = 1, u32() do
-  local sk, hk = field(), field()
+  local card = field()
+  local sk, hk = stateHead .. card .. '}', historyHead .. card .. '}'
   local r = redis.pcall('HMGET', sk, 'p', 'v')
   local readable = r.err == nil
   if readable then
@@ -136,7 +143,8 @@ for i = 1, u32() do
 end
 local expiring = {}
 for t = 1, u32() do
-  local current, previous, card = field(), field(), field()
+  local device, card = field(), field()
+  local current, previous = deviceHead .. device .. currentTail, deviceHead .. device .. previousTail
   redis.call('PFADD', current, card)
   if not expiring[current] then
     expiring[current] = true
@@ -147,17 +155,19 @@ end
 return out
 `;
 
-// ARGV: ttl ms, history length, packed: write count, per write its state hash key, history list
-// key, position (decimal), value, entry count, entries. One reply per write: 1 applied, 0 stale.
+// ARGV: ttl ms, history length, state key head, history key head, packed: write count, per write
+// its card id, position (decimal), value, entry count, entries. One reply per write: 1 applied,
+// 0 stale.
 // A stored \`p\` that is not a number (tampered) does not block the write. A key of the wrong type
 // (also tampered) is replaced rather than failing the card's writes until it expires; it is
 // detected by the command failing (pcall), not by a TYPE per key: most writes never meet one.
 const CAS_WRITE_BATCH_LUA = `#!lua flags=allow-cross-slot-keys
-local ttl, cap, b = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local ttl, cap, stateHead, historyHead, b = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5]
 ${PACKED_ARGS_LUA}
 local out = {}
 for w = 1, u32() do
-  local sk, hk, position, value = field(), field(), field(), field()
+  local card, position, value = field(), field(), field()
+  local sk, hk = stateHead .. card .. '}', historyHead .. card .. '}'
   local entries = {}
   for e = 1, u32() do entries[e] = field() end
   local got = redis.pcall('HGET', sk, 'p')
@@ -190,8 +200,24 @@ const READ_COMMAND_BUFFER = "fraudScorerReadCardStatesBuffer";
 const WRITE_COMMAND = "fraudScorerCasCardStates";
 /** A pipeline or a client with the scripts defined: a pipeline queues, a client sends (a promise). */
 type ScriptCommander = {
-  [READ_COMMAND_BUFFER](routingKey: string, bucketTtlMs: string, packed: Buffer): unknown;
-  [WRITE_COMMAND](routingKey: string, ttlMs: string, historyLength: string, packed: Buffer): unknown;
+  [READ_COMMAND_BUFFER](
+    routingKey: string,
+    bucketTtlMs: string,
+    stateHead: string,
+    historyHead: string,
+    deviceHead: string,
+    currentTail: string,
+    previousTail: string,
+    packed: Buffer,
+  ): unknown;
+  [WRITE_COMMAND](
+    routingKey: string,
+    ttlMs: string,
+    historyLength: string,
+    stateHead: string,
+    historyHead: string,
+    packed: Buffer,
+  ): unknown;
 };
 
 const scriptsDefined = new WeakSet<RedisClient>();
@@ -204,9 +230,13 @@ function defineScripts(client: RedisClient): void {
 
 export class RedisCardStateStore implements CardStateStore {
   readonly #redis: RedisClient;
-  readonly #namespace: string;
-  readonly #statePrefix: string;
-  readonly #historyPrefix: string;
+  /** Keys are head | hash tag | tail (see the key layout); the heads end with the tag's `{`. */
+  readonly #stateHead: string;
+  readonly #historyHead: string;
+  readonly #deviceHead: string;
+  /** The heads as UTF-8, for the MACs, which cover whole keys. */
+  readonly #stateHeadBytes: Buffer;
+  readonly #historyHeadBytes: Buffer;
   /** One-shot-hash HMAC with the key's pads precomputed (hmacSha256.ts): no key import per MAC. */
   readonly #hmac: HmacSha256;
   readonly #ttlMs: number;
@@ -233,9 +263,11 @@ export class RedisCardStateStore implements CardStateStore {
     }
     if (!Number.isSafeInteger(ttlMs) || ttlMs <= 0) throw new RangeError(`ttlMs must be a positive integer`);
     this.#redis = redis;
-    this.#namespace = namespace;
-    this.#statePrefix = `${namespace}:state:${featureSchemaVersion}:${modelVersion}:`;
-    this.#historyPrefix = `${namespace}:hist:${featureSchemaVersion}:`;
+    this.#stateHead = `${namespace}:state:${featureSchemaVersion}:${modelVersion}:{`;
+    this.#historyHead = `${namespace}:hist:${featureSchemaVersion}:{`;
+    this.#deviceHead = `${namespace}:dev:{`;
+    this.#stateHeadBytes = Buffer.from(this.#stateHead, "utf8");
+    this.#historyHeadBytes = Buffer.from(this.#historyHead, "utf8");
     this.#hmac = new HmacSha256(hmacKey);
     this.#ttlMs = ttlMs;
     this.#historyLength = historyLength;
@@ -249,60 +281,72 @@ export class RedisCardStateStore implements CardStateStore {
   }
 
   stateKey(cardId: string): string {
-    return `${this.#statePrefix}{${cardId}}`;
+    return `${this.#stateHead}${cardId}}`;
   }
 
   historyKey(cardId: string): string {
-    return `${this.#historyPrefix}{${cardId}}`;
+    return `${this.#historyHead}${cardId}}`;
   }
 
   deviceBucketKey(deviceKey: string, bucket: number): string {
-    return `${this.#namespace}:dev:{${deviceKey}}:${this.#deviceWindowMs}:${bucket}`;
+    return `${this.#deviceHead}${deviceKey}${this.#deviceBucketTail(bucket)}`;
+  }
+
+  #deviceBucketTail(bucket: number): string {
+    return `}:${this.#deviceWindowMs}:${bucket}`;
   }
 
   async readBatch({ cardIds, deviceTouches, nowMs }: StateReadRequest): Promise<StateReadResult> {
     const n = cardIds.length;
-    const stateKeys = cardIds.map((cardId) => this.stateKey(cardId));
     const bucket = deviceWindowBucket(nowMs, this.#deviceWindowMs);
     // Alive through the end of the next bucket, the last one that counts it; relative to Redis's
     // clock, so a batch of old records cannot set an expiry in the past and delete the key.
     const bucketTtlMs = (bucket + 2) * this.#deviceWindowMs - nowMs + DEVICE_BUCKET_SLACK_MS;
-    // One script call per node: cards and touches grouped by the node of their keys.
-    const units = [
-      ...cardIds.map((cardId, i) => ({ key: stateKeys[i]!, card: i, touch: -1 })),
-      ...deviceTouches.map((_, t) => ({
-        key: this.deviceBucketKey(deviceTouches[t]!.deviceKey, bucket),
-        card: -1,
-        touch: t,
-      })),
-    ];
-    const groups = groupByNode(this.#redis, units);
+    // One script call per node: units 0…n-1 are the cards, n… the touches, grouped by the node of
+    // their keys (cards before touches within a group, as the script reads and answers them).
+    const units = Array.from({ length: n + deviceTouches.length }, (_, u) => u);
+    const keyOf = (u: number) =>
+      u < n ? this.stateKey(cardIds[u]!) : this.deviceBucketKey(deviceTouches[u - n]!.deviceKey, bucket);
+    const groups = groupByNode(this.#redis, units, keyOf);
     const ttlArg = String(bucketTtlMs);
+    const currentTail = this.#deviceBucketTail(bucket);
+    const previousTail = this.#deviceBucketTail(bucket - 1);
     const commands = groups.map((group): QueuedCommand => {
-      // Sized up front (see writeBatch): keys of one shape, a touch's second key and card id
-      // about as long as its first.
+      // Sized up front (see writeBatch): at most 3 UTF-8 bytes per UTF-16 unit.
       let estimate = 8;
-      for (const { key } of group) estimate += 3 * key.length + 32;
-      const packed = new PackedScriptArgs(estimate);
       let cardCount = 0;
-      for (const { card } of group) if (card >= 0) cardCount++;
-      packed.u32(cardCount);
-      for (const { card } of group) {
-        if (card >= 0) packed.field(stateKeys[card]!).field(this.historyKey(cardIds[card]!));
+      for (const u of group) {
+        if (u < n) {
+          cardCount++;
+          estimate += 4 + 3 * cardIds[u]!.length;
+        } else {
+          const { deviceKey, cardId } = deviceTouches[u - n]!;
+          estimate += 8 + 3 * (deviceKey.length + cardId.length);
+        }
       }
+      const packed = new PackedScriptArgs(estimate).u32(cardCount);
+      for (const u of group) if (u < n) packed.field(cardIds[u]!);
       packed.u32(group.length - cardCount);
-      for (const { key, touch } of group) {
-        if (touch < 0) continue;
-        const { deviceKey, cardId } = deviceTouches[touch]!;
-        packed
-          .field(key)
-          .field(this.deviceBucketKey(deviceKey, bucket - 1))
-          .field(cardId);
+      for (const u of group) {
+        if (u < n) continue;
+        const { deviceKey, cardId } = deviceTouches[u - n]!;
+        packed.field(deviceKey).field(cardId);
       }
       const args = packed.bytes();
+      const routingKey = keyOf(group[0]!);
       return {
-        key: group[0]!.key,
-        enqueue: (p) => (p as unknown as ScriptCommander)[READ_COMMAND_BUFFER](group[0]!.key, ttlArg, args),
+        key: routingKey,
+        enqueue: (p) =>
+          (p as unknown as ScriptCommander)[READ_COMMAND_BUFFER](
+            routingKey,
+            ttlArg,
+            this.#stateHead,
+            this.#historyHead,
+            this.#deviceHead,
+            currentTail,
+            previousTail,
+            args,
+          ),
       };
     });
     const replies = await nodeRoundTrip(this.#redis, commands, defineScripts);
@@ -313,31 +357,35 @@ export class RedisCardStateStore implements CardStateStore {
     const deviceCardCounts = new Array<number>(deviceTouches.length);
     const unavailable: number[] = [];
     let tampered = 0;
-    groups.forEach((group, g) => {
-      if (replies[g]![0] !== null) {
-        for (const { card } of group) if (card >= 0) unavailable.push(card);
-        return;
+    for (let g = 0; g < groups.length; g++) {
+      const group = groups[g]!;
+      const [error, value] = replies[g]!;
+      if (error !== null) {
+        for (const u of group) if (u < n) unavailable.push(u);
+        continue;
       }
-      const reply = replies[g]![1] as Array<Buffer | null | number | Buffer[]>;
+      const reply = value as Array<Buffer | null | number | Buffer[]>;
       let r = 0;
-      for (const { card, touch } of group) {
-        if (touch >= 0) continue;
-        const key = stateKeys[card]!;
+      for (const u of group) {
+        if (u >= n) {
+          deviceCardCounts[u - n] = Number(reply[r++]);
+          continue;
+        }
+        const cardId = cardIds[u]!;
         const p = reply[r++] as Buffer | null;
         const v = reply[r++] as Buffer | null;
         const history = reply[r++] as Buffer[] | Buffer | null;
-        const outcome = this.#verify(key, p, v);
+        const outcome = this.#verify(cardId, p, v);
         this.#stats.reads++;
         if (outcome === "tampered") {
           tampered++;
           this.#stats.tampered++;
         } else if (outcome === undefined) this.#stats.misses++;
         else this.#stats.hits++;
-        states[card] = outcome === "tampered" ? undefined : outcome;
-        if (history !== null) histories[card] = this.#historyFrom(this.historyKey(cardIds[card]!), history);
+        states[u] = outcome === "tampered" ? undefined : outcome;
+        if (history !== null) histories[u] = this.#historyFrom(cardId, history);
       }
-      for (const { touch } of group) if (touch >= 0) deviceCardCounts[touch] = Number(reply[r++]);
-    });
+    }
     return {
       states,
       deviceCardCounts,
@@ -360,12 +408,12 @@ export class RedisCardStateStore implements CardStateStore {
         this.#stats.tampered++;
         return [];
       }
-      return this.#historyFrom(key, reply as Buffer[]);
+      return this.#historyFrom(cardIds[i]!, reply as Buffer[]);
     });
   }
 
-  /** A history list as read: verified entries, a forged or wrong-type one counted as tampering. */
-  #historyFrom(key: string, reply: Buffer[] | Buffer): HistoryEntry[] {
+  /** A card's history list as read: verified entries, a forged or wrong-type one counted as tampering. */
+  #historyFrom(cardId: string, reply: Buffer[] | Buffer): HistoryEntry[] {
     if (!Array.isArray(reply)) {
       this.#stats.tampered++;
       return [];
@@ -373,7 +421,7 @@ export class RedisCardStateStore implements CardStateStore {
     let forged = false;
     const entries: HistoryEntry[] = [];
     for (const stored of reply) {
-      const entry = this.#verifyHistoryEntry(key, stored);
+      const entry = this.#verifyHistoryEntry(cardId, stored);
       if (entry === undefined) forged = true;
       else entries.push(entry);
     }
@@ -387,59 +435,72 @@ export class RedisCardStateStore implements CardStateStore {
         throw new RangeError(`position ${position} is not a non-negative safe integer`);
       }
     }
-    const units = writes.map(({ cardId }, i) => ({ key: this.stateKey(cardId), write: i }));
-    const groups = groupByNode(this.#redis, units);
+    const keyOf = (w: number) => this.stateKey(writes[w]!.cardId);
+    const groups = groupByNode(
+      this.#redis,
+      writes.map((_, w) => w),
+      keyOf,
+    );
     const ttlArg = String(this.#ttlMs);
     const historyLengthArg = String(this.#historyLength);
     const commands = groups.map((group): QueuedCommand => {
       // Sized up front: growing from the default doubled (reallocated and copied) about four
       // times for a batch of 64 cards.
       let estimate = 4;
-      for (const { key, write } of group) {
-        const { bytes, history } = writes[write]!;
-        estimate += 3 * key.length + 64 + bytes.length + MAC_BYTES;
+      for (const w of group) {
+        const { cardId, bytes, history } = writes[w]!;
+        estimate += 3 * cardId.length + 64 + bytes.length + MAC_BYTES;
         for (const entry of history) estimate += 8 + entry.payload.length + HISTORY_MAC_BYTES;
       }
       const packed = new PackedScriptArgs(estimate).u32(group.length);
-      for (const { key, write } of group) {
-        const { cardId, bytes, position, history } = writes[write]!;
-        const historyKey = this.historyKey(cardId);
-        packed.field(key).field(historyKey).field(String(position));
+      for (const w of group) {
+        const { cardId, bytes, position, history } = writes[w]!;
+        packed.field(cardId).field(String(position));
         packed.u32(bytes.length + MAC_BYTES);
-        packed.raw(bytes).raw(this.#mac(key, position, bytes));
+        packed.raw(bytes).raw(this.#mac(cardId, position, bytes));
         packed.u32(history.length);
         for (const entry of history) {
           const encoded = encodeHistoryEntry(entry);
           packed.u32(encoded.length + HISTORY_MAC_BYTES);
-          packed.raw(encoded).raw(this.#historyMac(historyKey, encoded));
+          packed.raw(encoded).raw(this.#historyMac(cardId, encoded));
         }
       }
       const args = packed.bytes();
+      const routingKey = keyOf(group[0]!);
       return {
-        key: group[0]!.key,
+        key: routingKey,
         enqueue: (p) =>
-          (p as unknown as ScriptCommander)[WRITE_COMMAND](group[0]!.key, ttlArg, historyLengthArg, args),
+          (p as unknown as ScriptCommander)[WRITE_COMMAND](
+            routingKey,
+            ttlArg,
+            historyLengthArg,
+            this.#stateHead,
+            this.#historyHead,
+            args,
+          ),
       };
     });
     const replies = await nodeRoundTrip(this.#redis, commands, defineScripts);
     this.#throwIfWholeStoreFailed(replies, commands);
     const outcomes = new Array<WriteOutcome>(writes.length);
-    groups.forEach((group, g) => {
-      if (replies[g]![0] !== null) {
-        for (const { write } of group) outcomes[write] = "unavailable";
-        return;
+    for (let g = 0; g < groups.length; g++) {
+      const group = groups[g]!;
+      const [error, value] = replies[g]!;
+      if (error !== null) {
+        for (const w of group) outcomes[w] = "unavailable";
+        continue;
       }
-      const reply = replies[g]![1] as number[];
-      group.forEach(({ write }, k) => {
+      const reply = value as number[];
+      for (let k = 0; k < group.length; k++) {
         if (reply[k] === 1) {
           this.#stats.appliedWrites++;
-          outcomes[write] = "applied";
+          outcomes[group[k]!] = "applied";
         } else {
           this.#stats.staleWrites++;
-          outcomes[write] = "stale";
+          outcomes[group[k]!] = "stale";
         }
-      });
-    });
+      }
+    }
     return outcomes;
   }
 
@@ -448,13 +509,13 @@ export class RedisCardStateStore implements CardStateStore {
     if (isWholeStoreFailure(this.#redis, replies)) throw replyError(replies[0]![0]!, commands[0]!.key);
   }
 
-  #verify(key: string, p: Buffer | null, v: Buffer | null): StoredCardState | undefined | "tampered" {
+  #verify(cardId: string, p: Buffer | null, v: Buffer | null): StoredCardState | undefined | "tampered" {
     if (p === null && v === null) return undefined;
     if (p === null || v === null || v.length < MAC_BYTES) return "tampered";
     const position = Number(p.toString("latin1"));
     if (!isStoredPosition(position)) return "tampered";
     const bytes = v.subarray(0, v.length - MAC_BYTES);
-    const expected = this.#mac(key, position, bytes);
+    const expected = this.#mac(cardId, position, bytes);
     if (!timingSafeEqual(expected, v.subarray(v.length - MAC_BYTES))) return "tampered";
     return { bytes, position };
   }
@@ -464,34 +525,41 @@ export class RedisCardStateStore implements CardStateStore {
    * the model over them, so a forged entry would otherwise reach a decision. A forged or mangled
    * entry is dropped from the rebuild and counted as tampering.
    */
-  #verifyHistoryEntry(historyKey: string, stored: Buffer): HistoryEntry | undefined {
+  #verifyHistoryEntry(cardId: string, stored: Buffer): HistoryEntry | undefined {
     if (stored.length < HISTORY_MAC_BYTES) return undefined;
     const entry = stored.subarray(0, stored.length - HISTORY_MAC_BYTES);
     const mac = stored.subarray(stored.length - HISTORY_MAC_BYTES);
-    if (!timingSafeEqual(this.#historyMac(historyKey, entry), mac)) return undefined;
+    if (!timingSafeEqual(this.#historyMac(cardId, entry), mac)) return undefined;
     return decodeHistoryEntry(entry);
   }
 
-  /** The MAC (truncated) in a scratch buffer, valid until the next #historyMac or #mac. */
-  #historyMac(historyKey: string, entry: Buffer): Buffer {
-    const hmac = this.#hmac.begin();
-    return hmac
-      .u32(Buffer.byteLength(historyKey, "utf8"))
-      .utf8(historyKey)
+  /**
+   * The MAC (truncated) over the card's history key and the entry, in a scratch buffer valid
+   * until the next #historyMac or #mac.
+   */
+  #historyMac(cardId: string, entry: Buffer): Buffer {
+    return this.#beginMacOfKey(this.#historyHeadBytes, cardId)
       .bytes(entry)
       .digest()
       .subarray(0, HISTORY_MAC_BYTES);
   }
 
   /**
-   * HMAC-SHA256 over u32 key length | key | u64 position | state bytes (unambiguous framing), in
-   * a scratch buffer valid until the next #mac or #historyMac.
+   * HMAC-SHA256 over u32 key length | key | u64 position | state bytes (unambiguous framing), key
+   * being the card's state key, in a scratch buffer valid until the next #mac or #historyMac.
    */
-  #mac(key: string, position: StreamPosition, bytes: Uint8Array): Buffer {
-    const hmac = this.#hmac.begin();
-    return hmac.u32(Buffer.byteLength(key, "utf8")).utf8(key).u64(position).bytes(bytes).digest();
+  #mac(cardId: string, position: StreamPosition, bytes: Uint8Array): Buffer {
+    return this.#beginMacOfKey(this.#stateHeadBytes, cardId).u64(position).bytes(bytes).digest();
+  }
+
+  /** A MAC begun with u32 key length | key, the key written from its head and the card id. */
+  #beginMacOfKey(headBytes: Buffer, cardId: string): HmacSha256 {
+    return this.#hmac.begin().framed(headBytes, cardId, KEY_TAIL);
   }
 }
+
+/** The `}` closing a card key's hash tag. */
+const KEY_TAIL = Buffer.from("}", "utf8");
 
 /** 128 bits: ample against forgery for an entry that lives at most the state TTL. */
 const HISTORY_MAC_BYTES = 16;

@@ -93,17 +93,15 @@ export function isWholeStoreFailure(redis: RedisClient, replies: readonly Comman
 
 /**
  * Units (cards, touches…) grouped by the node serving their key, in input order within a group:
- * one group on a standalone Redis. What a multi-key script may touch in one call.
+ * one group on a standalone Redis. What a multi-key script may touch in one call. `keyOf` is
+ * only called on a Cluster: a standalone batch builds no key string per unit.
  */
-export function groupByNode<T extends { readonly key: string }>(
-  redis: RedisClient,
-  units: readonly T[],
-): T[][] {
+export function groupByNode<T>(redis: RedisClient, units: readonly T[], keyOf: (unit: T) => string): T[][] {
   if (units.length === 0) return [];
   if (!isCluster(redis)) return [units.slice()];
   const groups = new Map<string, T[]>();
   for (const unit of units) {
-    const group = nodeGroupOf(redis, clusterSlot(unit.key));
+    const group = nodeGroupOf(redis, clusterSlot(keyOf(unit)));
     const members = groups.get(group);
     if (members === undefined) groups.set(group, [unit]);
     else members.push(unit);

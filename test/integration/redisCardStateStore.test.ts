@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from "node:crypto";
+import { createHmac, randomBytes, randomUUID } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { Cluster, Redis } from "ioredis";
 import {
@@ -90,6 +90,41 @@ describe("RedisCardStateStore against Redis", () => {
     expect(await redis.type(`${namespace}:state:f1:m1:{layout-1}`)).toBe("hash");
     expect(await redis.type(`${namespace}:hist:f1:{layout-1}`)).toBe("list");
     expect(await redis.exists(`${namespace}:dev:{ab12}:${DAY_MS}:20000`)).toBe(1);
+  });
+
+  it("reads state and history stored in the documented format (what earlier releases wrote)", async () => {
+    const store = storeFor();
+    const framedKey = (key: string) => {
+      const length = Buffer.alloc(4);
+      length.writeUInt32BE(Buffer.byteLength(key, "utf8"));
+      return Buffer.concat([length, Buffer.from(key, "utf8")]);
+    };
+    const cardId = "kompat-é-1";
+    const stateKey = `${namespace}:state:f1:m1:{${cardId}}`;
+    const bytes = Buffer.from(awkwardBytes(7));
+    const position = Buffer.alloc(8);
+    position.writeBigUInt64BE(41n);
+    const mac = createHmac("sha256", HMAC_KEY)
+      .update(framedKey(stateKey))
+      .update(position)
+      .update(bytes)
+      .digest();
+    await redis.hset(stateKey, "p", "41", "v", Buffer.concat([bytes, mac]));
+    const historyCard = "kompat-é-2";
+    const historyKey = `${namespace}:hist:f1:{${historyCard}}`;
+    const stored = Buffer.from([0, 3, 0xff, 1, 0x00, 0xc3]); // u16 device count | payload
+    const entryMac = createHmac("sha256", HMAC_KEY).update(framedKey(historyKey)).update(stored).digest();
+    await redis.rpush(historyKey, Buffer.concat([stored, entryMac.subarray(0, 16)]));
+
+    const read = await store.readBatch({ cardIds: [cardId, historyCard], deviceTouches: [], nowMs: NOW });
+
+    expect(read.tampered).toBe(0);
+    expect(read.states[0]?.position).toBe(41);
+    expect(Buffer.from(read.states[0]!.bytes).equals(bytes)).toBe(true);
+    expect(read.states[1]).toBeUndefined();
+    expect(read.histories?.[1]?.map((e) => [e.deviceCardCount, ...e.payload])).toEqual([
+      [3, 0xff, 1, 0x00, 0xc3],
+    ]);
   });
 
   it("reads states aligned with the requested cards, absent ones undefined", async () => {

@@ -7,6 +7,17 @@ describe("PackedScriptArgs", () => {
     expect([...packed]).toEqual([0, 0, 0, 2, 0, 0, 0, 5, 0xc3, 0xbc, 0x7b, 0x61, 0x7d, 0, 0, 0, 2, 9, 8]);
   });
 
+  it("a string field's length is its UTF-8 byte count, multi-byte characters and growth included", () => {
+    for (const text of ["", "é", "😀x", "карта".repeat(100)]) {
+      const packed = new PackedScriptArgs(2).field(text).u32(9).bytes();
+      const utf8 = Buffer.from(text, "utf8");
+      expect(packed.readUInt32BE(0)).toBe(utf8.length);
+      expect(packed.subarray(4, 4 + utf8.length).equals(utf8)).toBe(true);
+      expect(packed.length).toBe(4 + utf8.length + 4);
+      expect(packed.readUInt32BE(4 + utf8.length)).toBe(9);
+    }
+  });
+
   it("raw bytes follow a length the caller wrote for them", () => {
     const packed = new PackedScriptArgs().u32(3).raw(Uint8Array.of(1)).raw(Uint8Array.of(2, 3)).bytes();
     expect([...packed]).toEqual([0, 0, 0, 3, 1, 2, 3]);

@@ -34,6 +34,21 @@ describe("HmacSha256", () => {
     }
   });
 
+  it("a framed key (head | UTF-8 middle | tail) is the same MAC as the whole key length-prefixed", () => {
+    const key = randomBytes(32);
+    // A tiny scratch, so the key grows it while it is being framed.
+    const hmac = new HmacSha256(key, 4);
+    for (const cardId of ["", "c-1", "карта-é-😀", "x".repeat(300)]) {
+      const whole = `fs:state:1:1.0.0:{${cardId}}`;
+      const expected = Buffer.from(
+        hmac.begin().u32(Buffer.byteLength(whole, "utf8")).utf8(whole).u64(7).digest(),
+      );
+      const head = Buffer.from("fs:state:1:1.0.0:{", "utf8");
+      const got = hmac.begin().framed(head, cardId, Buffer.from("}")).u64(7).digest();
+      expect(Buffer.from(got).equals(expected), JSON.stringify(cardId)).toBe(true);
+    }
+  });
+
   it("starts each message afresh after a digest or begin()", () => {
     const key = randomBytes(32);
     const hmac = new HmacSha256(key);
