@@ -78,25 +78,6 @@ export function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }
 
-/** The transactions a transaction-topic record carries (none when it is a malformed one). */
-function addSent(r: TopicRecord, sent: SentTransaction[], malformedOffsets: Set<string>): void {
-  if (r.headers[MALFORMED_HEADER] !== undefined) {
-    malformedOffsets.add(`${r.partition}:${r.offset}`);
-    return;
-  }
-  const decoded = decodeTransactionRecord(r.value, { transactionSchemaIds: new Set() });
-  if (!decoded.ok)
-    throw new Error(`good traffic failed to decode at ${r.partition}:${r.offset}: ${decoded.error.message}`);
-  for (const { tx } of decoded.value) {
-    sent.push({
-      transactionId: tx.transactionId,
-      cardId: tx.cardId,
-      partition: r.partition,
-      timestampMs: r.timestampMs,
-    });
-  }
-}
-
 interface FirstDecision {
   appendedMs: number;
   fallback: boolean;
@@ -123,14 +104,28 @@ export class DecisionAuditor {
   #malformedWithoutReason = 0;
   #decisionsSeen = false;
 
+  /** The transactions a transaction-topic record carries (none when it is a malformed one). */
   addTransactionRecord(r: TopicRecord): void {
     if (this.#decisionsSeen) throw new Error("transaction records must all come before the decisions");
-    const from = this.#sent.length;
-    addSent(r, this.#sent, this.#malformedOffsets);
-    for (let i = from; i < this.#sent.length; i++) {
-      const tx = this.#sent[i]!;
-      this.#byId.set(tx.transactionId, tx);
-      this.#perCard.set(tx.cardId, (this.#perCard.get(tx.cardId) ?? 0) + 1);
+    if (r.headers[MALFORMED_HEADER] !== undefined) {
+      this.#malformedOffsets.add(`${r.partition}:${r.offset}`);
+      return;
+    }
+    const decoded = decodeTransactionRecord(r.value, { transactionSchemaIds: new Set() });
+    if (!decoded.ok)
+      throw new Error(
+        `good traffic failed to decode at ${r.partition}:${r.offset}: ${decoded.error.message}`,
+      );
+    for (const { tx } of decoded.value) {
+      const sent = {
+        transactionId: tx.transactionId,
+        cardId: tx.cardId,
+        partition: r.partition,
+        timestampMs: r.timestampMs,
+      };
+      this.#sent.push(sent);
+      this.#byId.set(sent.transactionId, sent);
+      this.#perCard.set(sent.cardId, (this.#perCard.get(sent.cardId) ?? 0) + 1);
     }
   }
 
