@@ -96,7 +96,7 @@ export const FULL_PLAN: BenchPlan = {
   batching: { lowRate: 200, highRate: 3_000, warmupS: 2, measureS: 10, maxBatch: 64, dynamicMaxWaitMs: 10 },
   state: { batchSizes: [1, 16, 64], rounds: 8, transactionsPerRound: 2_048 },
   model: { batchSizes: [1, 16, 64, 256], rounds: 20, stepsPerRound: 1_000 },
-  ceiling: { records: 100_000, perfRecords: 500_000, partitions: 12 },
+  ceiling: { records: 300_000, perfRecords: 500_000, partitions: 12 },
   noisyNeighbour: { rate: 1_000 },
   // 15 s before (5 s of them warm-up), then a minute after: the rebuild cost of the first minute.
   promote: {
