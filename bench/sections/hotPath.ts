@@ -73,6 +73,8 @@ export interface HotPathSteady {
   readonly label: string;
   readonly rate: number;
   readonly seconds: number;
+  /** Seconds at the same rate before the measured window (JIT warm-up). */
+  readonly warmupS?: number;
   readonly decisions: number;
   /** Share of one core used by this process. */
   readonly corePercent: number;
@@ -355,6 +357,7 @@ export async function runSteady(
       label,
       rate,
       seconds,
+      warmupS: steadyWarmupS,
       decisions: measured,
       corePercent: round1((cpu / 1e6 / wallS) * 100),
       cpuUsPerTransaction: round1(cpu / Math.max(1, measured)),

@@ -57,7 +57,7 @@ function hotPathChapter(h: HotPathResult): string[] {
     head(["Frame", "where", "self %"]),
     ...d.topFrames.map((f) => row([`\`${f.name}\``, f.where, f.selfPercent])),
     "",
-    "Steady arrivals (1 ms timer), scored through the scoring queue with the product's batch linger; latency from arrival to decision:",
+    `Steady arrivals (1 ms timer), scored through the scoring queue with the product's batch linger, measured after ${h.steady[0]?.warmupS ?? 3} s at the same rate (V8 optimizes per-batch code for the first ~15 s); latency from arrival to decision:`,
     "",
     head([
       "Run",
