@@ -19,6 +19,11 @@ export interface RateStep extends LatencyReport {
   readonly achievedRate: number;
   readonly generatorMaxLagMs: number;
   readonly generatorStalls: number;
+  /**
+   * The scorer process's CPU over the measured window (prom-client's process_cpu_seconds_total,
+   * every thread, the Kafka client included), as a share of one core and per transaction sent.
+   */
+  readonly scorerCpu?: { readonly corePercent: number; readonly usPerTransaction: number };
   /** p99 within the budget and nothing left undecided. */
   readonly withinBudget: boolean;
   /** At most MAX_FALLBACK_SHARE of the decisions were the rules' (state or model skipped). */
@@ -134,6 +139,7 @@ export async function runStep(
   const clock = wallClock();
   const startMs = clock.nowMs() + START_LEAD_MS;
   const measureFromMs = startMs + warmupS * 1000;
+  const cpuAtStart = sampleCpuAt(rig, measureFromMs);
   const sent = await rig.sendOpenLoop(ctx, {
     rate,
     count,
@@ -141,6 +147,10 @@ export async function runStep(
     clock,
     sinkFor: (due) => (due >= measureFromMs ? sink : undefined),
   });
+  // The window ends with the last send: the scorer's CPU per transaction of steady traffic,
+  // before the drain's idle wait dilutes the share.
+  const cpuAtEnd = await cpuNow(rig);
+  const cpuStart = await cpuAtStart;
   await rig.collector.drain(sink, Date.now() + drainS * 1000);
   const report = sink.report();
   const withinBudget = report.undecided === 0 && report.endToEnd.p99Ms <= budgetMs;
@@ -154,6 +164,18 @@ export async function runStep(
     achievedRate: Math.round(sent.achievedRatePerSecond),
     generatorMaxLagMs: Math.round(sent.maxIssueLagMs * 10) / 10,
     generatorStalls: sent.stalls,
+    ...(cpuStart !== undefined && cpuAtEnd !== undefined && cpuAtEnd.atMs > cpuStart.atMs
+      ? {
+          scorerCpu: {
+            corePercent:
+              Math.round(
+                ((cpuAtEnd.seconds - cpuStart.seconds) / ((cpuAtEnd.atMs - cpuStart.atMs) / 1000)) * 1000,
+              ) / 10,
+            usPerTransaction:
+              Math.round(((cpuAtEnd.seconds - cpuStart.seconds) * 1e6 * 10) / (rate * measureS)) / 10,
+          },
+        }
+      : {}),
     withinBudget,
     modelDecides,
     passes: withinBudget && modelDecides,
@@ -165,6 +187,25 @@ export async function runStep(
       (step.fallbackShare > 0 ? `, ${(step.fallbackShare * 100).toFixed(1)} % rules fallback` : ""),
   );
   return step;
+}
+
+interface CpuSample {
+  readonly seconds: number;
+  readonly atMs: number;
+}
+
+/** The scorer's process CPU seconds now; undefined if its metrics did not answer. */
+async function cpuNow(rig: ScorerRig): Promise<CpuSample | undefined> {
+  try {
+    const atMs = Date.now();
+    return { seconds: await rig.scorer.metric("process_cpu_seconds_total"), atMs };
+  } catch {
+    return undefined;
+  }
+}
+
+function sampleCpuAt(rig: ScorerRig, atMs: number): Promise<CpuSample | undefined> {
+  return new Promise((resolve) => setTimeout(() => resolve(cpuNow(rig)), Math.max(0, atMs - Date.now())));
 }
 
 export async function endToEnd(ctx: BenchContext): Promise<EndToEndResult> {

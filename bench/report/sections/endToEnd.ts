@@ -18,7 +18,10 @@ export const endToEndReport: SectionRenderer<EndToEndResult> = {
       `1. End to end, ${fmt(s.targetRate)} tx/s${s.measureS === undefined ? "" : ` for ${s.measureS} s`}`,
       `p50 ${ms(s.endToEnd.p50Ms)} / p99 ${ms(s.endToEnd.p99Ms)} / p99.9 ${ms(s.endToEnd.p999Ms)} / max ${ms(s.endToEnd.maxMs)} ms`,
       `${pct(s.withinBudgetShare)} within ${e.budgetMs} ms, ${pct(1 - s.fallbackShare)} by the model` +
-        (s.undecided > 0 ? `, ${s.undecided} undecided` : ""),
+        (s.undecided > 0 ? `, ${s.undecided} undecided` : "") +
+        (s.scorerCpu === undefined
+          ? ""
+          : `; scorer ${s.scorerCpu.corePercent} % of a core, ${s.scorerCpu.usPerTransaction} µs CPU/tx (Kafka client included)`),
     ]),
     [
       `1. Highest rate with p99 ≤ ${e.budgetMs} ms, model deciding ≥ ${pct(1 - e.search.maxFallbackShare)}`,
@@ -40,7 +43,8 @@ export const endToEndReport: SectionRenderer<EndToEndResult> = {
         `${e.warmupS} s (not counted) + ${e.measureS} s (the first fixed rate, the product's promise, longer: see its row). Latency runs from each transaction's scheduled send time to its ` +
         `decision's broker append time (LogAppendTime), so a late load generator counts against us (coordinated-omission ` +
         `safe). Transactions still undecided at the end of the drain window are counted at their age then. ` +
-        `${e.scorerStarts} scorer start(s): a step that fails (backlog left, or rules deciding) gets a fresh scorer for the next one.`,
+        `${e.scorerStarts} scorer start(s): a step that fails (backlog left, or rules deciding) gets a fresh scorer for the next one. ` +
+        `Scorer CPU: the serve process's own process_cpu_seconds_total (every thread, the Kafka client included) from the start of the measured window to the last send, per second and per transaction sent.`,
       "",
       table(
         [
@@ -57,6 +61,7 @@ export const endToEndReport: SectionRenderer<EndToEndResult> = {
           "≤ budget",
           "By the model",
           "Fallback causes",
+          "Scorer CPU: % of a core, µs/tx",
         ],
         steps.map((s) => [
           `${fmt(s.targetRate)}${s.kind === "search" ? " (search)" : ""}`,
@@ -72,6 +77,7 @@ export const endToEndReport: SectionRenderer<EndToEndResult> = {
           pct(s.withinBudgetShare),
           pct(1 - s.fallbackShare),
           fallbackCauses(s),
+          s.scorerCpu === undefined ? "—" : `${s.scorerCpu.corePercent} %, ${s.scorerCpu.usPerTransaction}`,
         ]),
       ),
       "",
