@@ -4,7 +4,7 @@
 // sees exactly the facts it would see in production.
 import { advanceCardState, emptyCardState, type CardState } from "../../src/features/cardState.js";
 import { DeviceFanOutCounter } from "../../src/features/deviceFanOut.js";
-import { computeFeatureFacts, computeFeatures, FEATURE_COUNT } from "../../src/features/featureVector.js";
+import { computeFeatures, computeRawFeatures, FEATURE_COUNT } from "../../src/features/featureVector.js";
 import { computeFeatureHashes } from "../../src/ingest/featureHashes.js";
 import { evaluateRules } from "../../src/rules/evaluateRules.js";
 import type { RuleSet } from "../../src/rules/ruleSet.js";
@@ -56,8 +56,7 @@ export function buildCardSequences(
     if (data.split[i]! > 0) {
       ruleTimeOrdered[i] = evaluateRules(ruleSet, {
         tx,
-        hashes,
-        features: computeFeatureFacts(tx, hashes, state, shared),
+        features: computeRawFeatures(tx, hashes, state, shared),
       }).score;
     }
     states.set(cardId, advanceCardState(state, tx, hashes));

@@ -244,7 +244,7 @@ function computeRaw(
  * Writes the first `width` scaled floats (all FEATURE_COUNT by default; a model of an earlier
  * schema takes fewer, see featureWidthFor) for `tx` into out[offset …]. `state` is the card's
  * state before `tx`. With `rawOut`, also all FEATURE_COUNT raw values into rawOut[rawOffset …],
- * so the rules can read them (featureFactsFromRaw) instead of computing them a second time.
+ * so the rules can read them (RawFeatures) instead of computing them a second time.
  */
 export function computeFeatures(
   tx: fraud.v1.ITransaction,
@@ -265,9 +265,36 @@ export function computeFeatures(
 /** Stands in for missing state while computing raw values; state-derived facts are dropped. */
 const NO_STATE_PLACEHOLDER: CardState = emptyCardState(0);
 
+/** A feature's position in the raw and scaled vectors; undefined for a name that is no feature. */
+export const featureIndex = (name: string): number | undefined =>
+  Object.hasOwn(INDEX, name) ? INDEX[name as FeatureName] : undefined;
+
 /**
- * Raw, named feature values for the rules engine. Without card state (store down) the
- * state-derived facts are absent rather than guessed; likewise the shared ones.
+ * Raw feature values (FEATURE_COUNT, analyst units) as the rules read them, by index, with which
+ * sources were known: without card state (store down) the state-derived values are unknown
+ * rather than guessed, likewise the shared ones.
+ */
+export interface RawFeatures {
+  readonly values: Float64Array;
+  readonly hasState: boolean;
+  readonly hasShared: boolean;
+}
+
+/** RawFeatures of `tx` in a fresh array (the rules-only path, training, tests). */
+export function computeRawFeatures(
+  tx: fraud.v1.ITransaction,
+  hashes: FeatureHashes,
+  state: CardState | null,
+  shared: SharedSignals | null,
+): RawFeatures {
+  computeRaw(tx, hashes, state ?? NO_STATE_PLACEHOLDER, shared ?? { deviceCardCount24h: 0 });
+  return { values: raw.slice(), hasState: state !== null, hasShared: shared !== null };
+}
+
+/**
+ * Raw, named feature values (for reading and tests; the rules read RawFeatures by index). Without
+ * card state (store down) the state-derived facts are absent rather than guessed; likewise the
+ * shared ones.
  */
 export function computeFeatureFacts(
   tx: fraud.v1.ITransaction,
@@ -276,20 +303,12 @@ export function computeFeatureFacts(
   shared: SharedSignals | null,
 ): FeatureFacts {
   computeRaw(tx, hashes, state ?? NO_STATE_PLACEHOLDER, shared ?? { deviceCardCount24h: 0 });
-  return featureFactsFromRaw(raw, state !== null, shared !== null);
-}
-
-/**
- * The named facts of raw values computeFeatures already wrote (its `rawOut`, FEATURE_COUNT values),
- * computed with card state and shared signals known: the same object computeFeatureFacts returns.
- */
-export function featureFactsFromRaw(values: Float64Array, hasState = true, hasShared = true): FeatureFacts {
   const facts: FeatureFacts = {};
   for (let i = 0; i < DEFS.length; i++) {
     const def = DEFS[i]!;
-    if (def.source === "state" && !hasState) continue;
-    if (def.source === "shared" && !hasShared) continue;
-    facts[def.name] = values[i]!;
+    if (def.source === "state" && state === null) continue;
+    if (def.source === "shared" && shared === null) continue;
+    facts[def.name] = raw[i]!;
   }
   return facts;
 }

@@ -5,7 +5,14 @@
 // feature (raw, analyst units; see featureVector.ts) plus a few transaction fields.
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
-import { FEATURE_NAMES } from "../features/featureVector.js";
+import type { fraud } from "../codec/generated/fraud.js";
+import {
+  FEATURE_NAMES,
+  FEATURE_SOURCES,
+  featureIndex,
+  type FeatureName,
+  type RawFeatures,
+} from "../features/featureVector.js";
 import {
   formatYamlProblem,
   pathText,
@@ -31,8 +38,44 @@ const FACT_KINDS: ReadonlyMap<string, FactKind> = new Map<string, FactKind>([
   ...Object.entries(TRANSACTION_FACTS),
 ]);
 
-/** Facts visible to rules: a missing one (no card state in fallback) is unknown, not zero. */
-export type RuleFacts = Readonly<Record<string, number | string | undefined>>;
+/**
+ * What a rule reads: the transaction's own fields and its raw features by index. A fact whose
+ * source was unavailable (no card state in fallback) is unknown, not zero. Each condition is
+ * compiled to read its fact directly (an index, a field): building a named-facts object per
+ * transaction and reading it by name (megamorphic keyed loads and stores) was most of the rules'
+ * cost.
+ */
+export interface RuleFacts {
+  readonly tx: fraud.v1.ITransaction;
+  readonly features: RawFeatures;
+}
+
+const CHANNEL_NAMES = ["unspecified", "card_present", "contactless", "ecommerce", "atm", "moto", "recurring"];
+
+type FactReader = (f: RuleFacts) => Scalar | undefined;
+
+const TRANSACTION_FACT_READERS: Readonly<Record<keyof typeof TRANSACTION_FACTS, FactReader>> = {
+  mcc: ({ tx }) => tx.mcc ?? 0,
+  channel: ({ tx }) => CHANNEL_NAMES[tx.channel ?? 0] ?? "unspecified",
+  merchant_country: ({ tx }) => tx.merchantCountry ?? "",
+  card_country: ({ tx }) => tx.cardCountry ?? "",
+  currency: ({ tx }) => tx.currency ?? "",
+};
+
+/** How a rule reads a known fact (FACT_KINDS has it). */
+function factReader(fact: string): FactReader {
+  if (Object.hasOwn(TRANSACTION_FACT_READERS, fact))
+    return TRANSACTION_FACT_READERS[fact as keyof typeof TRANSACTION_FACTS];
+  const i = featureIndex(fact)!;
+  switch (FEATURE_SOURCES[fact as FeatureName]) {
+    case "state":
+      return ({ features }) => (features.hasState ? features.values[i] : undefined);
+    case "shared":
+      return ({ features }) => (features.hasShared ? features.values[i] : undefined);
+    default:
+      return ({ features }) => features.values[i];
+  }
+}
 
 const comparisonOps = ["eq", "ne", "gt", "gte", "lt", "lte"] as const;
 const setOps = ["in", "not_in"] as const;
@@ -163,28 +206,35 @@ function compileCondition(
         message: `fact "${fact}" is a ${kind}, compared with ${JSON.stringify(v)}`,
       });
   });
+  const read = factReader(fact);
   if ("values" in spec) {
     const set = new Set<Scalar>(spec.values);
     const wanted = spec.op === "in";
     return (f) => {
-      const x = f[fact];
+      const x = read(f);
       return x === undefined ? null : set.has(x) === wanted;
     };
   }
   const v = spec.value;
+  const compare = (test: (x: Scalar) => boolean): CompiledCondition => {
+    return (f) => {
+      const x = read(f);
+      return x === undefined ? null : test(x);
+    };
+  };
   switch (spec.op) {
     case "eq":
-      return (f) => (f[fact] === undefined ? null : f[fact] === v);
+      return compare((x) => x === v);
     case "ne":
-      return (f) => (f[fact] === undefined ? null : f[fact] !== v);
+      return compare((x) => x !== v);
     case "gt":
-      return (f) => (f[fact] === undefined ? null : (f[fact] as Scalar) > v);
+      return compare((x) => x > v);
     case "gte":
-      return (f) => (f[fact] === undefined ? null : (f[fact] as Scalar) >= v);
+      return compare((x) => x >= v);
     case "lt":
-      return (f) => (f[fact] === undefined ? null : (f[fact] as Scalar) < v);
+      return compare((x) => x < v);
     case "lte":
-      return (f) => (f[fact] === undefined ? null : (f[fact] as Scalar) <= v);
+      return compare((x) => x <= v);
   }
 }
 

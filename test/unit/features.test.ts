@@ -15,7 +15,7 @@ import {
 import {
   computeFeatureFacts,
   computeFeatures,
-  featureFactsFromRaw,
+  computeRawFeatures,
   FEATURE_COUNT,
   FEATURE_NAMES,
   FEATURE_SOURCES,
@@ -164,8 +164,8 @@ describe("card state and features", () => {
     txs.forEach((t, k) => {
       const hashes = computeFeatureHashes(t);
       computeFeatures(t, hashes, state, { deviceCardCount24h: k + 2 }, x, k * FEATURE_COUNT, raw);
-      const fromRaw = featureFactsFromRaw(raw.subarray(k * FEATURE_COUNT, (k + 1) * FEATURE_COUNT));
-      expect(fromRaw).toEqual(computeFeatureFacts(t, hashes, state, { deviceCardCount24h: k + 2 }));
+      const stepped = raw.subarray(k * FEATURE_COUNT, (k + 1) * FEATURE_COUNT);
+      expect(stepped).toEqual(computeRawFeatures(t, hashes, state, { deviceCardCount24h: k + 2 }).values);
       state = advanceCardState(state, t, hashes);
     });
     expect(raw[FEATURE_COUNT + FEATURE_NAMES.indexOf("foreign_merchant")]).toBe(1);

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { fraud } from "../../src/codec/generated/fraud.js";
 import { computeFeatureHashes } from "../../src/ingest/featureHashes.js";
 import { advanceCardState, emptyCardState, type CardState } from "../../src/features/cardState.js";
-import { computeFeatureFacts } from "../../src/features/featureVector.js";
+import { computeRawFeatures } from "../../src/features/featureVector.js";
 import { evaluateRules } from "../../src/rules/evaluateRules.js";
 import { loadRuleSet, parseRuleSet, RuleSetError } from "../../src/rules/ruleSet.js";
 
@@ -30,7 +30,7 @@ const tx = (over: Partial<fraud.v1.ITransaction> = {}): fraud.v1.ITransaction =>
 const input = (t: fraud.v1.ITransaction, state: CardState | null, deviceCards: number | null = 1) => {
   const hashes = computeFeatureHashes(t);
   const shared = deviceCards === null ? null : { deviceCardCount24h: deviceCards };
-  return { tx: t, hashes, features: computeFeatureFacts(t, hashes, state, shared) };
+  return { tx: t, features: computeRawFeatures(t, hashes, state, shared) };
 };
 
 const ids = (o: { fired: { id: string }[] }) => o.fired.map((f) => f.id);
