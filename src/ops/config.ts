@@ -53,6 +53,8 @@ export interface KafkaConfig {
   readonly groupInstanceId?: string;
   readonly groupProtocol: "classic" | "consumer";
   readonly sessionTimeoutMs: number;
+  /** Shortest time between two offset commits, ms (at-least-once). */
+  readonly commitIntervalMs: number;
   /** Decisions, dead letters and consumed offsets in Kafka transactions. */
   readonly exactlyOnce: boolean;
   readonly ssl: KafkaSslConfig;

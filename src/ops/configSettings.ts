@@ -101,6 +101,11 @@ export const CONFIG_SETTINGS: readonly ConfigSetting[] = [
     env: "KAFKA_SESSION_TIMEOUT_MS",
   }),
   setting(
+    "kafka.commitIntervalMs",
+    "shortest time between two offset commits, ms (at-least-once; a crash replays at most this much more)",
+    { env: "KAFKA_COMMIT_INTERVAL_MS" },
+  ),
+  setting(
     "kafka.exactlyOnce",
     "decisions and consumed offsets in Kafka transactions (readers use read_committed)",
     { env: "KAFKA_EXACTLY_ONCE", flag: "exactly-once" },

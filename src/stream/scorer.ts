@@ -46,6 +46,7 @@ export interface ScorerSettings {
     readonly groupInstanceId?: string | undefined;
     readonly groupProtocol: "classic" | "consumer";
     readonly sessionTimeoutMs: number;
+    readonly commitIntervalMs: number;
     readonly exactlyOnce: boolean;
     readonly transactionsTopic: string;
     readonly decisionsTopic: string;
@@ -285,6 +286,7 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
     onDeadLetter: (reason) => metrics.countDeadLetter(reason),
     onDecoded: (decodeUs) => metrics.observeStage("decode", decodeUs / 1e6),
     stateSettled: () => stateLane.drained(),
+    commitIntervalMs: k.commitIntervalMs,
     maxQueuedItems: scoring.maxBatch * 16,
     onFatal: (err) => stopFatally(err, "decisions could not be published"),
   });

@@ -33,6 +33,8 @@ export interface TransactionConsumerOptions {
   readonly onDecoded?: (decodeUs: number) => void;
   /** Resolves when the card-state work deferred so far has been applied (or given up). */
   readonly stateSettled?: () => Promise<unknown>;
+  /** Shortest time between two offset commits (at-least-once; OffsetCommitter). */
+  readonly commitIntervalMs: number;
   /** Transactions queued for scoring beyond which the source waits before handing more. */
   readonly maxQueuedItems: number;
   /**
@@ -86,11 +88,14 @@ export class TransactionConsumer {
   constructor(options: TransactionConsumerOptions) {
     this.#options = options;
     this.#committer = new OffsetCommitter({
-      commit: (topic, partition, offset) =>
-        options.source.commit([{ topic, partition, offset: Number(offset) }]),
+      commit: (offsets) => options.source.commit(offsets),
+      intervalMs: options.commitIntervalMs,
       // A commit lost to a rebalance only means the new owner re-decides a few records.
-      onError: (err, topic, partition) =>
-        options.logger.warn({ err, topic, partition }, "offset commit failed"),
+      onError: (err, offsets) =>
+        options.logger.warn(
+          { err, partitions: offsets.map((o) => `${o.topic}[${o.partition}]`) },
+          "offset commit failed",
+        ),
     });
   }
 
