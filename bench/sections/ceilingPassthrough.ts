@@ -3,11 +3,13 @@
 // committed after the records are acknowledged, as in `serve`. Two clients:
 // - "port" (the reference): the product's Kafka port, @platformatic/kafka, with serve's default
 //   settings — classic group protocol, 10 s session, idempotent acks=all sink, commits after
-//   acknowledgements. Issue 10 judges the scorer's drain against this.
+//   acknowledgements, together at most every commit interval (serve's OffsetCommitter). Issue 10 judges the scorer's drain against this.
 // - "kafkajs": kafkajs 2.2.4 as the scorer configured it before the port, a second reference.
 //   node --import tsx bench/sections/ceilingPassthrough.ts   (config from the environment)
 import { CompressionTypes, Kafka, logLevel, Partitioners } from "kafkajs";
 import { createKafkaPort } from "../../src/stream/kafka/index.js";
+import { configKeyDefault } from "../../src/ops/configSchema.js";
+import { OffsetCommitter } from "../../src/stream/offsetCommitter.js";
 import { forwardBatches } from "../../src/tools/forwardBatches.js";
 
 const env = (name: string) => {
@@ -46,10 +48,18 @@ async function throughPort(): Promise<() => Promise<void>> {
       }
     },
   });
+  // Offsets committed as `serve` commits them: together, at most every commit interval.
+  const commits = new OffsetCommitter({
+    commit: (offsets) => source.commit(offsets),
+    intervalMs: configKeyDefault("kafka.commitIntervalMs") as number,
+  });
   await source.start(async (batches) => {
-    await forwardBatches(batches, output, sink, source);
+    await forwardBatches(batches, output, sink, (offsets) => {
+      for (const o of offsets) commits.track(o.topic, o.partition, o.offset - 1, Promise.resolve());
+    });
   });
   return async () => {
+    await commits.flush();
     await source.close();
     await sink.close();
   };

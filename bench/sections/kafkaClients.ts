@@ -278,7 +278,7 @@ async function passthroughAll(
   try {
     // As `serve` does: the outputs acknowledged first, then the inputs' offsets committed.
     return await drain(port, input, records, deadlineMs, `${name}: passthrough`, async (batches, source) => {
-      await forwardBatches(batches, output, sink, source);
+      await forwardBatches(batches, output, sink, (offsets) => source.commit(offsets));
     });
   } finally {
     await within(30_000, `${name}: closing the passthrough's sink`, sink.close());

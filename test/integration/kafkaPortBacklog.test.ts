@@ -59,7 +59,7 @@ describe("the Kafka port with a backlog", () => {
     let largestHandover = 0;
 
     await source.start(async (batches) => {
-      const forwarded = await forwardBatches(batches, output, sink, source);
+      const forwarded = await forwardBatches(batches, output, sink, (offsets) => source.commit(offsets));
       largestHandover = Math.max(largestHandover, forwarded);
       passed += forwarded;
     });

@@ -50,7 +50,7 @@ export const ceilingReport: SectionRenderer<CeilingResult> = {
         (c.passthroughClient === undefined
           ? "and by a passthrough with the same kafkajs consumer and idempotent producer settings but no decoding or scoring "
           : `and by a passthrough on the scorer's own client (${c.passthroughClient}) with serve's settings — classic group, ` +
-            "idempotent acks=all sink, offsets committed after the acknowledgements — but no decoding or scoring, and by the " +
+            "idempotent acks=all sink, offsets committed after the acknowledgements, together at most every 100 ms as serve commits them — but no decoding or scoring, and by the " +
             "same passthrough on kafkajs 2.2.4 (the client before the port) as a second reference ") +
         "(bench/sections/ceilingPassthrough.ts), each in its own process; throughput from the output topic's offsets, from the " +
         "group's join to the last output record. The backlog's records are old, so the scorer decides them by the rules after " +
