@@ -7,7 +7,7 @@
 // the wait in the gateway counts as latency downstream, as it would for a real payment.
 import { encodeConfluentFrame } from "../../codec/confluent.js";
 import { Transaction, type TransactionInit } from "../../codec/messages.js";
-import type { CardRouter } from "./cardRouting.js";
+import type { CardRoute, CardRouter } from "./cardRouting.js";
 import type { OpenLoopSchedule } from "./openLoopSchedule.js";
 import type { TrafficSource } from "./trafficSource.js";
 import type { TrafficRecord } from "./trafficSink.js";
@@ -54,6 +54,11 @@ export class RecordPlanError extends Error {
   ) {
     super(message);
   }
+}
+
+interface RouteMemo {
+  readonly partitions: number;
+  readonly route: CardRoute;
 }
 
 interface OpenRecord {
@@ -162,18 +167,14 @@ export class RecordPlanner {
       let value: Buffer;
       if (this.#confluent) {
         const { tx, isFraud } = this.#source.at(i);
-        facts = {
-          transactionId: tx.transactionId ?? "",
-          cardId: tx.cardId ?? "",
-          ...(isFraud !== undefined ? { isFraud } : {}),
-        };
+        facts = { cardId: tx.cardId ?? "", ...(isFraud !== undefined ? { isFraud } : {}) };
         value = this.#confluent(tx);
       } else {
         facts = this.#frames.write(i, bytes);
         value = bytes.take();
       }
       this.#announce(i, facts, timestampMs);
-      const { partition, key } = this.#router.route(facts.cardId);
+      const { partition, key } = this.#routeOf(facts);
       out.push({ partition, key, value, timestampMs, dueMs, transactions: 1 });
     }
   }
@@ -194,7 +195,7 @@ export class RecordPlanner {
       const facts = this.#frames.write(i, scratch);
       const timestampMs = Math.floor(dueMs);
       this.#announce(i, facts, timestampMs);
-      const { partition, key } = this.#router.route(facts.cardId);
+      const { partition, key } = this.#routeOf(facts);
       const open = this.#open[partition]!;
       if (open.count === 0) {
         open.key = key;
@@ -210,11 +211,26 @@ export class RecordPlanner {
     }
   }
 
+  /**
+   * The card's route, kept on the distinct transaction's facts for the next round: a route is
+   * a function of card and partition count only, and a Map lookup per transaction by card id
+   * missed the cache at low rates.
+   */
+  #routeOf(facts: FrameFacts): CardRoute {
+    const memo = facts.memo as RouteMemo | undefined;
+    if (memo !== undefined && memo.partitions === this.#router.partitions) return memo.route;
+    const route = this.#router.route(facts.cardId);
+    if ("memo" in facts) facts.memo = { partitions: this.#router.partitions, route } satisfies RouteMemo;
+    return route;
+  }
+
   #announce(index: number, facts: FrameFacts, scheduledMs: number): void {
     if (this.#onScheduled === undefined) return;
     this.#onScheduled({
       index,
-      transactionId: facts.transactionId,
+      transactionId: this.#confluent
+        ? (this.#source.at(index).tx.transactionId ?? "")
+        : this.#frames.transactionId(index),
       cardId: facts.cardId,
       scheduledMs,
       ...(facts.isFraud !== undefined ? { isFraud: facts.isFraud } : {}),

@@ -6,6 +6,7 @@ import {
   OpenLoopSchedule,
   pacingTickMs,
   runOpenLoop,
+  timerDelayMs,
   type DueRecord,
   type LoopClock,
   type RecordPlan,
@@ -206,6 +207,49 @@ describe("open-loop schedule", () => {
     expect(result.transactions).toBe(1_000);
     expect(sends).toBeLessThanOrEqual(100 / 5 + 2);
     expect(result.maxIssueLagMs).toBeLessThanOrEqual(5 + 0.5);
+  });
+
+  it("wakes on the records' due times, a tick apart, however late each timer fired", async () => {
+    const clock = virtualClock();
+    const start = clock.now;
+    // Packed records fall due at the ends of 5 ms linger windows; every timer fires 0.7 ms late.
+    const windows = 40;
+    let next = 0;
+    const plan: RecordPlan<IndexedRecord> = {
+      planUntil(untilMs, out) {
+        for (; next < windows && start + (next + 1) * 5 <= untilMs; next++)
+          out.push({ index: next, dueMs: start + (next + 1) * 5, transactions: 3 });
+      },
+      get exhausted() {
+        return next >= windows;
+      },
+    };
+    const late = { ...clock, sleep: async (ms: number) => void (clock.now += ms + 0.7) };
+    const lags: number[] = [];
+    const result = await runOpenLoop({
+      plan,
+      clock: late,
+      tickMs: 10,
+      send: async (records) => {
+        for (const r of records) lags.push(clock.now - r.dueMs);
+      },
+    });
+    expect(result.transactions).toBe(windows * 3);
+    // Every other window's records leave 0.7 ms after they fall due, the others one window
+    // (5 ms) later: the lateness does not add up from one wake-up to the next.
+    expect(Math.max(...lags)).toBeCloseTo(5.7, 5);
+    expect(lags.filter((l) => Math.abs(l - 0.7) < 1e-6)).toHaveLength(windows / 2);
+  });
+
+  it("sets timers that never fire before the time asked for, and less than 1 ms after it", () => {
+    // Node fires a timer of d ms once its whole-millisecond loop clock has moved d past the
+    // whole millisecond it was set at; from 1000.9, a delay of 2.05 ms is due at 1002.95.
+    const delay = timerDelayMs(2.05, 1000.9);
+    expect(Number.isInteger(delay)).toBe(true);
+    expect(1000 + delay).toBeGreaterThanOrEqual(1000.9 + 2.05);
+    expect(1000 + delay).toBeLessThan(1000.9 + 2.05 + 1);
+    expect(timerDelayMs(0, 1000.9)).toBe(0);
+    expect(timerDelayMs(-3, 1000.9)).toBe(0);
   });
 
   it("picks a tick that carries about 200 transactions, between 5 and 10 ms", () => {
