@@ -147,6 +147,14 @@ function ingest(record: Buffer, offset: number, budgetStartMs: number): ScoringI
   }));
 }
 
+/** The records [start, end) as the consumer hands them over, all picked up now. */
+function ingestRange(records: readonly Buffer[], start: number, end: number): ScoringItem[] {
+  const now = Date.now();
+  const items: ScoringItem[] = [];
+  for (let i = start; i < end; i++) for (const item of ingest(records[i]!, i, now)) items.push(item);
+  return items;
+}
+
 /** What the producer's encoder does per decision. */
 const encodeDecision = (d: DecisionInit) =>
   encodeConfluentFrame({ schemaId: 1, messageIndexes: [0], payload: encodeDecisionPayload(d) });
@@ -191,9 +199,7 @@ export async function runDrain(ctx: BenchContext, parts: ScoringParts): Promise<
   const runPlain = async (from: number, to: number) => {
     for (let start = from; start < to; start += maxBatch) {
       const end = Math.min(to, start + maxBatch);
-      const now = Date.now();
-      const items: ScoringItem[] = [];
-      for (let i = start; i < end; i++) for (const item of ingest(h.records[i]!, i, now)) items.push(item);
+      const items = ingestRange(h.records, start, end);
       const decisions = await scoreBatch(items, plain);
       for (const d of decisions) encodeDecision(d);
       h.metrics.observeBatchSize(decisions.length);
@@ -205,9 +211,7 @@ export async function runDrain(ctx: BenchContext, parts: ScoringParts): Promise<
     for (let start = from; start < to; start += maxBatch) {
       const end = Math.min(to, start + maxBatch);
       const c0 = cpuUs();
-      const now = Date.now();
-      const items: ScoringItem[] = [];
-      for (let i = start; i < end; i++) for (const item of ingest(h.records[i]!, i, now)) items.push(item);
+      const items = ingestRange(h.records, start, end);
       const c1 = cpuUs();
       const decisions = await scoreBatch(items, h.context);
       const c2 = cpuUs();

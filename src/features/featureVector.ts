@@ -265,10 +265,6 @@ export function computeFeatures(
 /** Stands in for missing state while computing raw values; state-derived facts are dropped. */
 const NO_STATE_PLACEHOLDER: CardState = emptyCardState(0);
 
-/** A feature's position in the raw and scaled vectors; undefined for a name that is no feature. */
-export const featureIndex = (name: string): number | undefined =>
-  Object.hasOwn(INDEX, name) ? INDEX[name as FeatureName] : undefined;
-
 /**
  * Raw feature values (FEATURE_COUNT, analyst units) as the rules read them, by index, with which
  * sources were known: without card state (store down) the state-derived values are unknown
@@ -279,6 +275,26 @@ export interface RawFeatures {
   readonly hasState: boolean;
   readonly hasShared: boolean;
 }
+
+/** Reads one raw feature; undefined while its source (card state, shared signals) is unknown. */
+export type RawFeatureReader = (features: RawFeatures) => number | undefined;
+
+function readerAt(i: number): RawFeatureReader {
+  switch (DEFS[i]!.source) {
+    case "state":
+      return (f) => (f.hasState ? f.values[i] : undefined);
+    case "shared":
+      return (f) => (f.hasShared ? f.values[i] : undefined);
+    default:
+      return (f) => f.values[i];
+  }
+}
+
+const READERS: readonly RawFeatureReader[] = DEFS.map((_, i) => readerAt(i));
+
+/** The reader of a named feature; undefined for a name that is no feature. */
+export const rawFeatureReader = (name: string): RawFeatureReader | undefined =>
+  Object.hasOwn(INDEX, name) ? READERS[INDEX[name as FeatureName]] : undefined;
 
 /** RawFeatures of `tx` in a fresh array (the rules-only path, training, tests). */
 export function computeRawFeatures(
@@ -302,13 +318,11 @@ export function computeFeatureFacts(
   state: CardState | null,
   shared: SharedSignals | null,
 ): FeatureFacts {
-  computeRaw(tx, hashes, state ?? NO_STATE_PLACEHOLDER, shared ?? { deviceCardCount24h: 0 });
+  const features = computeRawFeatures(tx, hashes, state, shared);
   const facts: FeatureFacts = {};
-  for (let i = 0; i < DEFS.length; i++) {
-    const def = DEFS[i]!;
-    if (def.source === "state" && state === null) continue;
-    if (def.source === "shared" && shared === null) continue;
-    facts[def.name] = raw[i]!;
-  }
+  DEFS.forEach((def, i) => {
+    const value = READERS[i]!(features);
+    if (value !== undefined) facts[def.name] = value;
+  });
   return facts;
 }

@@ -6,13 +6,7 @@
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import type { fraud } from "../codec/generated/fraud.js";
-import {
-  FEATURE_NAMES,
-  FEATURE_SOURCES,
-  featureIndex,
-  type FeatureName,
-  type RawFeatures,
-} from "../features/featureVector.js";
+import { FEATURE_NAMES, rawFeatureReader, type RawFeatures } from "../features/featureVector.js";
 import {
   formatYamlProblem,
   pathText,
@@ -66,15 +60,8 @@ const TRANSACTION_FACT_READERS: Readonly<Record<keyof typeof TRANSACTION_FACTS, 
 function factReader(fact: string): FactReader {
   if (Object.hasOwn(TRANSACTION_FACT_READERS, fact))
     return TRANSACTION_FACT_READERS[fact as keyof typeof TRANSACTION_FACTS];
-  const i = featureIndex(fact)!;
-  switch (FEATURE_SOURCES[fact as FeatureName]) {
-    case "state":
-      return ({ features }) => (features.hasState ? features.values[i] : undefined);
-    case "shared":
-      return ({ features }) => (features.hasShared ? features.values[i] : undefined);
-    default:
-      return ({ features }) => features.values[i];
-  }
+  const read = rawFeatureReader(fact)!;
+  return ({ features }) => read(features);
 }
 
 const comparisonOps = ["eq", "ne", "gt", "gte", "lt", "lte"] as const;
