@@ -5,7 +5,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { DecisionInit } from "../../src/codec/messages.js";
 import { MemoryCardStateStore } from "../../src/features/memoryCardStateStore.js";
-import { scoreBatch, type ScoringItem } from "../../src/scoring/scoreBatch.js";
+import { decideBatch, scoreBatch, type ScoringItem } from "../../src/scoring/scoreBatch.js";
 import { ScoringQueue } from "../../src/stream/scoringQueue.js";
 import { configKeyDefault } from "../../src/ops/configSchema.js";
 import type { BenchContext } from "../support/benchContext.js";
@@ -166,7 +166,7 @@ async function runBatcher(
       ? new ScoringQueue({
           maxBatch,
           lingerMs: PRODUCT_LINGER_MS,
-          score,
+          score: (batch) => decideBatch(batch, scoring),
           publish: async (d) => publish(d),
           onBatch,
         })

@@ -21,7 +21,7 @@ import { decodeTransactionRecord } from "../../src/ingest/decodeTransactionRecor
 import { computeFeatureHashes } from "../../src/ingest/featureHashes.js";
 import { FALLBACK_CAUSE_LABELS, ScorerMetrics } from "../../src/ops/metrics.js";
 import { streamPosition, systemClock, type Clock } from "../../src/scoring/ports.js";
-import { scoreBatch, type ScoringContext, type ScoringItem } from "../../src/scoring/scoreBatch.js";
+import { decideBatch, type ScoringContext, type ScoringItem } from "../../src/scoring/scoreBatch.js";
 import { ScoringQueue } from "../../src/stream/scoringQueue.js";
 import { configKeyDefault } from "../../src/ops/configSchema.js";
 import type { BenchContext } from "../support/benchContext.js";
@@ -78,6 +78,13 @@ export interface HotPathSteady {
   readonly decisions: number;
   /** Share of one core used by this process. */
   readonly corePercent: number;
+  /**
+   * The same 1 ms arrival timer run alone just before (no ingest, no scoring): what the harness
+   * costs by itself on this machine, where each timer wake-up costs tens of µs.
+   */
+  readonly arrivalTimerCorePercent?: number;
+  /** corePercent less the arrival timer alone: the scorer's own share. */
+  readonly scorerCorePercent?: number;
   readonly cpuUsPerTransaction: number;
   /** Transactions per scoring batch, as the scoring queue formed them with this linger. */
   readonly meanBatch?: number;
@@ -155,6 +162,21 @@ function ingestRange(records: readonly Buffer[], start: number, end: number): Sc
   return items;
 }
 
+/** The scoring queue's bound on batches in flight (scorer.ts: maxInFlightPublishes). */
+const MAX_WRITES_IN_FLIGHT = 32;
+
+/** State writes settling behind their batches' decisions, the oldest awaited past the bound. */
+class WriteWindow {
+  readonly #pending: Array<Promise<void>> = [];
+  async add(written: Promise<void>): Promise<void> {
+    this.#pending.push(written);
+    if (this.#pending.length > MAX_WRITES_IN_FLIGHT) await this.#pending.shift();
+  }
+  async drain(): Promise<void> {
+    await Promise.all(this.#pending.splice(0));
+  }
+}
+
 /** What the producer's encoder does per decision. */
 const encodeDecision = (d: DecisionInit) =>
   encodeConfluentFrame({ schemaId: 1, messageIndexes: [0], payload: encodeDecisionPayload(d) });
@@ -196,16 +218,21 @@ export async function runDrain(ctx: BenchContext, parts: ScoringParts): Promise<
   const totals = { decode: 0, encode: 0, metrics: 0, scoring: 0 };
   const stage = { stateRead: 0, features: 0, model: 0, policy: 0, stateWrite: 0 };
   let modelDecided = 0;
+  // As the scoring queue runs batches: the next batch starts once this one's decisions are out,
+  // its state write settling behind them (at most MAX_WRITES_IN_FLIGHT batches' writes pending).
+  const writes = new WriteWindow();
   const runPlain = async (from: number, to: number) => {
     for (let start = from; start < to; start += maxBatch) {
       const end = Math.min(to, start + maxBatch);
       const items = ingestRange(h.records, start, end);
-      const decisions = await scoreBatch(items, plain);
+      const { decisions, stateWritten } = await decideBatch(items, plain);
+      await writes.add(stateWritten);
       for (const d of decisions) encodeDecision(d);
       h.metrics.observeBatchSize(decisions.length);
       h.metrics.observeDecisions(decisions, Date.now());
       for (const d of decisions) if (!d.fallback) modelDecided++;
     }
+    await writes.drain();
   };
   const runSplit = async (from: number, to: number) => {
     for (let start = from; start < to; start += maxBatch) {
@@ -213,7 +240,8 @@ export async function runDrain(ctx: BenchContext, parts: ScoringParts): Promise<
       const c0 = cpuUs();
       const items = ingestRange(h.records, start, end);
       const c1 = cpuUs();
-      const decisions = await scoreBatch(items, h.context);
+      const { decisions, stateWritten } = await decideBatch(items, h.context);
+      await writes.add(stateWritten);
       const c2 = cpuUs();
       for (const d of decisions) encodeDecision(d);
       const c3 = cpuUs();
@@ -233,6 +261,7 @@ export async function runDrain(ctx: BenchContext, parts: ScoringParts): Promise<
         stage.stateWrite += t.stateWriteUs ?? 0;
       }
     }
+    await writes.drain();
   };
   try {
     await runPlain(0, warmupTransactions);
@@ -313,7 +342,7 @@ export async function runSteady(
       batches++;
       batched += size;
     },
-    score: (items) => scoreBatch(items, h.context),
+    score: (items) => decideBatch(items, h.context),
     // Decisions are published in arrival order: the first warmupEnd are the warm-up's.
     publish: async (decisions) => {
       const acked = Date.now();
@@ -328,6 +357,7 @@ export async function runSteady(
       }
     },
   });
+  const arrivalTimerCorePercent = await arrivalTimerAlone(rate, Math.min(seconds, ARRIVAL_TIMER_ALONE_S));
   const eld = monitorEventLoopDelay({ resolution: 10 });
   let sent = 0;
   let cpu0 = cpuUs();
@@ -364,6 +394,8 @@ export async function runSteady(
       warmupS: steadyWarmupS,
       decisions: measured,
       corePercent: round1((cpu / 1e6 / wallS) * 100),
+      arrivalTimerCorePercent,
+      scorerCorePercent: round1((cpu / 1e6 / wallS) * 100 - arrivalTimerCorePercent),
       cpuUsPerTransaction: round1(cpu / Math.max(1, measured)),
       meanBatch: round1(batched / Math.max(1, batches)),
       lingerMs,
@@ -382,6 +414,26 @@ export async function runSteady(
     h.context.shutdown();
     h.redis.disconnect();
   }
+}
+
+const ARRIVAL_TIMER_ALONE_S = 10;
+
+/** The steady run's arrival loop with nothing arriving: its own share of a core. */
+async function arrivalTimerAlone(rate: number, seconds: number): Promise<number> {
+  const started = performance.now();
+  const cpu0 = cpuUs();
+  await new Promise<void>((resolve) => {
+    const tick = () => {
+      // The same clock reads as the real loop's tick.
+      void Math.floor(((performance.now() - started) / 1000) * rate);
+      void Date.now();
+      if (performance.now() - started >= seconds * 1000) resolve();
+      else setTimeout(tick, 1);
+    };
+    tick();
+  });
+  const wallS = (performance.now() - started) / 1000;
+  return round1(((cpuUs() - cpu0) / 1e6 / wallS) * 100);
 }
 
 interface ProfileNode {

@@ -1,6 +1,7 @@
 // The scoring core without Kafka, for the in-process benchmarks: the committed model verified
 // and warmed as `serve` does it, the default rule set, breakers with the product's timeouts, and
 // ScoringItems built the way the consumer builds them.
+import { StateWritesInFlight } from "../../src/scoring/stateWritesInFlight.js";
 import { join } from "node:path";
 import { encodeTransactionPayload, Transaction } from "../../src/codec/messages.js";
 import { FEATURE_SCHEMA_VERSION } from "../../src/features/featureVector.js";
@@ -57,6 +58,8 @@ export function scoringContext(
     explainTopFeatures: 3,
     guards,
     clock: systemClock,
+    // As the stream processor runs: each batch's state write settles behind its decisions.
+    writesInFlight: new StateWritesInFlight(),
     shutdown: () => Object.values(guards).forEach((g) => g.shutdown()),
   };
 }

@@ -1,13 +1,21 @@
-// scoreBatch: transactions in, one decision each out. The only scoring path: the stream
-// processor, replay, the demo and the tests all call it, so what an auditor replays is what
-// production ran. It knows nothing of Kafka; it is handed ports (state store, model, rules,
-// clock) and guards (circuit breakers).
+// decideBatch / scoreBatch: transactions in, one decision each out. The only scoring path: the
+// stream processor (decideBatch), replay, the demo and the tests (scoreBatch, the same path
+// awaited to the end) all run it, so what an auditor replays is what production ran. It knows
+// nothing of Kafka; it is handed ports (state store, model, rules, clock) and guards (circuit
+// breakers).
 //
 // Round trips per batch: one state read (histories of new cards included), one model step per
 // "wave" (a card seen k times in a batch is stepped k times, in order), one state write. When a
 // dependency fails, times out or its breaker is open, or too little budget is left, the rules
 // decide instead: fallback = true, with the cause. The steps are named modules taking the batch
 // object (scoringBatch.ts); this file only orders them.
+//
+// Write-behind: no decision depends on its batch's state write (a failed write only sends the
+// batch's state work to the deferred lane), so decideBatch returns the decisions as soon as the
+// write has left, with a promise for its outcome; the caller publishes them and starts the next
+// batch while the write is answered, and commits the offsets only once both are done. The next
+// batch's read follows the write on the same connection, so Redis applies one before the other
+// (stateWritesInFlight.ts covers the one thing that order cannot tell: a write that failed).
 import type { DecisionInit } from "../codec/messages.js";
 import { FallbackCause } from "../codec/messages.js";
 import { decisionsOf } from "./decisionOf.js";
@@ -19,19 +27,39 @@ import { writeCardStates } from "./writeCardStates.js";
 
 export type { ScoringContext, ScoringEvents, ScoringGuards, ScoringItem } from "./scoringContext.js";
 
+/** A batch's decisions, ready before its state write is answered. */
+export interface DecidedBatch {
+  readonly decisions: DecisionInit[];
+  /**
+   * Settles once the batch's state write is answered, or has failed and its work is on the
+   * deferred lane; never rejects. Offsets may be committed only after it.
+   */
+  readonly stateWritten: Promise<void>;
+}
+
+const NOTHING_TO_WRITE: Promise<void> = Promise.resolve();
+
+/** decideBatch awaited through its state write: the batch's whole effect done on return. */
 export async function scoreBatch(
   items: readonly ScoringItem[],
   ctx: ScoringContext,
 ): Promise<DecisionInit[]> {
+  const { decisions, stateWritten } = await decideBatch(items, ctx);
+  await stateWritten;
+  return decisions;
+}
+
+export async function decideBatch(items: readonly ScoringItem[], ctx: ScoringContext): Promise<DecidedBatch> {
   const batch = openBatch(items, ctx, { decide: true });
+  let stateWritten = NOTHING_TO_WRITE;
   if (ctx.model === undefined)
     decideByRules(batch, items.keys(), FallbackCause.FALLBACK_CAUSE_MODEL_UNAVAILABLE);
   else if (items.length > 0) {
     triageByBudget(batch);
     if (isBacklog(batch)) ctx.stateLane!.defer(items);
-    else await scoreAndKeepState(batch, withoutLaneCards(batch));
+    else stateWritten = (await scoreAndKeepState(batch, withoutLaneCards(batch))).stateWritten;
   }
-  return decisionsOf(batch);
+  return { decisions: decisionsOf(batch), stateWritten };
 }
 
 /**
@@ -57,32 +85,43 @@ function withoutCards(batch: ScoringBatch, indexes: readonly number[], cards: Re
 }
 
 /**
- * Read, score, write for these transactions; the rules decide for them if the read fails, and
- * for the transactions of cards whose store node failed (the others are the model's).
+ * Read, score, and send the write for these transactions; the rules decide for them if the
+ * read fails, and for the transactions of cards whose store node failed (the others are the
+ * model's). Returns once the write has left (wrapped: an async function would wait for it).
  */
-async function scoreAndKeepState(batch: ScoringBatch, indexes: readonly number[]): Promise<void> {
-  if (indexes.length === 0) return;
+async function scoreAndKeepState(
+  batch: ScoringBatch,
+  indexes: readonly number[],
+): Promise<{ stateWritten: Promise<void> }> {
+  if (indexes.length === 0) return { stateWritten: NOTHING_TO_WRITE };
   const { ctx, times, items } = batch;
   const t0 = ctx.clock.monotonicUs();
+  const earlierWrites = ctx.writesInFlight?.settled();
   const read = await readCardStates(batch, indexes);
+  if (earlierWrites !== undefined) await earlierWrites;
   times.stateRead = ctx.clock.monotonicUs() - t0;
   if (!read.ok) {
     decideByRules(batch, indexes, causeOf(read.failure));
     ctx.stateLane?.defer(indexes.length === items.length ? items : indexes.map((i) => items[i]!));
-    return;
+    return { stateWritten: NOTHING_TO_WRITE };
   }
-  let scored = indexes;
+  // A write in flight when this read left may have failed since: its cards are the lane's now.
+  let scored: readonly number[] = earlierWrites === undefined ? indexes : withoutLaneCards(batch, indexes);
   if (read.unavailable !== undefined) {
-    scored = withoutCards(batch, indexes, read.unavailable);
-    const failed = indexes.filter((i) => read.unavailable!.has(items[i]!.tx.cardId));
+    const failed = scored.filter((i) => read.unavailable!.has(items[i]!.tx.cardId));
+    scored = withoutCards(batch, scored, read.unavailable);
     decideByRules(batch, failed, FallbackCause.FALLBACK_CAUSE_STATE_UNAVAILABLE);
     ctx.stateLane?.defer(failed.map((i) => items[i]!));
   }
   const scoredItems = scored.length === items.length ? items : scored.map((i) => items[i]!);
   await scoreInWaves(batch, scored);
+  // The decisions' stateWrite is what they waited for: building and sending the write, not its
+  // round trip, which settles behind them.
   const w0 = ctx.clock.monotonicUs();
-  await writeCardStates(batch, scoredItems);
+  const stateWritten = writeCardStates(batch, scoredItems).then(() => undefined);
   times.stateWrite = ctx.clock.monotonicUs() - w0;
+  ctx.writesInFlight?.add(stateWritten);
+  return { stateWritten };
 }
 
 /**
@@ -118,14 +157,16 @@ function isBacklog({ items, ctx, late }: ScoringBatch): boolean {
 
 /**
  * Cards with state work still queued on the lane wait behind it (deciding now would read state
- * that misses it): the rules decide them and their work joins the lane. Returns the rest.
+ * that misses it): the rules decide them and their work joins the lane. Returns the rest of
+ * `indexes` (every transaction by default).
  */
-function withoutLaneCards(batch: ScoringBatch): number[] {
+function withoutLaneCards(batch: ScoringBatch, indexes?: readonly number[]): readonly number[] {
   const lane = batch.ctx.stateLane;
-  if (lane === undefined || !lane.busy) return [...batch.items.keys()];
+  const all = indexes ?? [...batch.items.keys()];
+  if (lane === undefined || !lane.busy) return all;
   const scored: number[] = [];
   const held: number[] = [];
-  batch.items.forEach((item, i) => (lane.holds(item.tx.cardId) ? held : scored).push(i));
+  for (const i of all) (lane.holds(batch.items[i]!.tx.cardId) ? held : scored).push(i);
   decideByRules(batch, held, FallbackCause.FALLBACK_CAUSE_TIMEOUT);
   if (held.length > 0) lane.defer(held.map((i) => batch.items[i]!));
   return scored;

@@ -5,6 +5,7 @@ import type { FeatureHashes } from "../ingest/featureHashes.js";
 import type { DeferredStateLane } from "./deferredStateLane.js";
 import type { CallFailure, GuardedCall } from "./guardedCall.js";
 import type { PolicyThresholds } from "./policy.js";
+import type { StateWritesInFlight } from "./stateWritesInFlight.js";
 import type { CardStateStore, Clock, ModelStepper, RuleEvaluator, StreamPosition } from "./ports.js";
 
 export interface ScoringItem {
@@ -61,4 +62,9 @@ export interface ScoringContext {
   readonly backlog?: () => number;
   /** From this backlog on, a wholly late batch's state work goes to the lane in bulk. */
   readonly backlogForLane?: number;
+  /**
+   * The state writes of earlier batches still being answered, where batches overlap (the stream
+   * processor's decideBatch); without it a batch runs to its write's end before the next starts.
+   */
+  readonly writesInFlight?: StateWritesInFlight;
 }

@@ -1,8 +1,8 @@
 // The composition root of `fraud-scorer serve`: it reads like the data-flow diagram.
-//   transactions ─► TransactionConsumer (decode, hash, DLQ) ─► ScoringQueue ─► scoreBatch
-//   (state read, model step, policy, state write) ─► DecisionProducer ─► decisions,
-//   offsets committed after the decisions are acknowledged (or, exactly-once, inside the
-//   Kafka transaction that writes them). Dead letters go out through a producer of their own
+//   transactions ─► TransactionConsumer (decode, hash, DLQ) ─► ScoringQueue ─► decideBatch
+//   (state read, model step, policy, state write sent) ─► DecisionProducer ─► decisions,
+//   offsets committed after the decisions are acknowledged and the state writes answered (or,
+//   exactly-once, inside the Kafka transaction that writes them). Dead letters go out through a producer of their own
 //   (in exactly-once mode, the one transaction).
 //   A shadow candidate, when there is one, scores each batch after its decisions are handed to
 //   the producer (ShadowScoring) and writes to the shadow topic through a producer of its own.
@@ -18,10 +18,11 @@ import type { PolicyThresholds } from "../scoring/policy.js";
 import { ShadowScoring, type ShadowCandidate } from "../scoring/shadowScoring.js";
 import {
   applyStateOnly,
-  scoreBatch,
+  decideBatch,
   type ScoringContext,
   type ScoringEvents,
 } from "../scoring/scoreBatch.js";
+import { StateWritesInFlight } from "../scoring/stateWritesInFlight.js";
 import { DeadLetterPublisher } from "./deadLetter.js";
 import { DecisionProducer } from "./decisionProducer.js";
 import { createKafkaPort, type KafkaConnectionSettings } from "./kafka/index.js";
@@ -226,6 +227,7 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
     // Measured (npm run bench, end to end): sending every wholly late batch to the lane kept
     // 5000 tx/s at p99 0.4 s where waiting for a backlog of 8 batches let it reach 7 s.
     backlogForLane: 0,
+    writesInFlight: new StateWritesInFlight(),
   };
 
   // Guards of its own: a candidate that fails or times out must not open the live breakers.
@@ -263,7 +265,7 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
     // capped decisions at 4 batches a second.
     maxInFlightPublishes: 32,
     onBatch: (size) => metrics.observeBatchSize(size),
-    score: (items) => scoreBatch(items, { ...context, ...parts.ports() }),
+    score: (items) => decideBatch(items, { ...context, ...parts.ports() }),
     publish: async (batch) => {
       const t0 = performance.now();
       await decisions.publish(batch);

@@ -19,10 +19,11 @@ import { ruleEvaluator } from "../../src/rules/ruleEvaluator.js";
 import { loadRuleSet } from "../../src/rules/ruleSet.js";
 import { DeferredStateLane } from "../../src/scoring/deferredStateLane.js";
 import { GuardedCall } from "../../src/scoring/guardedCall.js";
+import { StateWritesInFlight } from "../../src/scoring/stateWritesInFlight.js";
 import { streamPosition, systemClock } from "../../src/scoring/ports.js";
 import {
   applyStateOnly,
-  scoreBatch,
+  decideBatch,
   type ScoringContext,
   type ScoringItem,
 } from "../../src/scoring/scoreBatch.js";
@@ -105,11 +106,12 @@ describe("a Redis outage under steady traffic", () => {
       stateLane: lane,
       backlog: () => queue.depth,
       backlogForLane: 0,
+      writesInFlight: new StateWritesInFlight(),
     };
     const decided: DecisionInit[] = [];
     const queue = new ScoringQueue({
       maxBatch: 64,
-      score: (items) => scoreBatch(items, context),
+      score: (items) => decideBatch(items, context),
       publish: async (decisions) => {
         decided.push(...decisions);
       },

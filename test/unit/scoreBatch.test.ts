@@ -14,8 +14,10 @@ import { DeferredStateLane } from "../../src/scoring/deferredStateLane.js";
 import { GuardedCall } from "../../src/scoring/guardedCall.js";
 import type { CardStateStore, Clock, ModelStepper, RuleEvaluator } from "../../src/scoring/ports.js";
 import { streamPosition } from "../../src/scoring/ports.js";
+import { StateWritesInFlight } from "../../src/scoring/stateWritesInFlight.js";
 import {
   applyStateOnly,
+  decideBatch,
   scoreBatch,
   type ScoringContext,
   type ScoringItem,
@@ -391,5 +393,88 @@ describe("scoreBatch", () => {
     const reasons = cashout!.reasonCodes ?? [];
     expect(reasons.some((r) => r.startsWith("rule:"))).toBe(true);
     expect(reasons.filter((r) => r.startsWith("feature:")).length).toBeGreaterThan(0);
+  });
+});
+
+describe("decideBatch (write-behind)", () => {
+  /** A memory store that holds the next write at a gate when armed (and fails it there if told). */
+  function gatedStore() {
+    const store = new MemoryCardStateStore();
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const state = { holdNext: true, failHeld: false, held: 0 };
+    const gated: CardStateStore = {
+      readBatch: (req) => store.readBatch(req),
+      readHistories: (ids) => store.readHistories(ids),
+      writeBatch: async (writes) => {
+        if (state.holdNext) {
+          state.holdNext = false;
+          state.held++;
+          await gate;
+          state.held--;
+          if (state.failHeld) throw new Error("write refused");
+        }
+        return store.writeBatch(writes);
+      },
+    };
+    return { store, gated, state, release: () => open() };
+  }
+
+  const pending = async (p: Promise<unknown>) =>
+    (await Promise.race([p.then(() => "settled"), sleep(20).then(() => "pending")])) === "pending";
+
+  it("hands out the model's decisions before the batch's state write is answered", async () => {
+    const { store, gated, state, release } = gatedStore();
+    const ctx = context({ store: gated, writesInFlight: new StateWritesInFlight() });
+    const items = [item({ cardId: "wb-a" }), item({ cardId: "wb-b" })];
+    const { decisions, stateWritten } = await decideBatch(items, ctx);
+    expect(decisions.map((d) => d.fallback)).toEqual([false, false]);
+    expect(state.held).toBe(1);
+    expect(await pending(stateWritten)).toBe(true);
+    const before = await store.readBatch({ cardIds: ["wb-a"], deviceTouches: [], nowMs: T0 });
+    expect(before.states[0]).toBeUndefined();
+    release();
+    await stateWritten;
+    const after = await store.readBatch({ cardIds: ["wb-a", "wb-b"], deviceTouches: [], nowMs: T0 });
+    expect(after.states.map((s) => s?.position)).toEqual(items.map((i) => i.position));
+  });
+
+  it("a card whose earlier write fails while the next batch reads it goes to the lane, and its state misses nothing", async () => {
+    const { store, gated, state, release } = gatedStore();
+    state.failHeld = true;
+    const base = context({ store: gated, writesInFlight: new StateWritesInFlight() });
+    const stateLane = new DeferredStateLane({
+      apply: (items, laneGuards) => applyStateOnly(items, { ...base, guards: laneGuards }),
+    });
+    const ctx: ScoringContext = { ...base, stateLane };
+    const [x1, x2] = history("wb-x", 2);
+    const [y1] = history("wb-y", 1);
+    const first = await decideBatch([x1!], ctx);
+    expect(first.decisions[0]!.fallback).toBe(false);
+    // The second batch reads (state without x1) while the first's write is out, then waits.
+    const second = decideBatch([x2!, y1!], ctx);
+    expect(await pending(second)).toBe(true);
+    release(); // the first write fails: x1's state work goes to the lane, x2 must queue behind it
+    const { decisions, stateWritten } = await second;
+    expect(decisions[0]!.fallbackCause).toBe(FallbackCause.FALLBACK_CAUSE_TIMEOUT); // held by the lane
+    expect(decisions[1]!.fallback).toBe(false); // nothing of its card pending: the model's
+    await stateWritten;
+    await stateLane.drained();
+    const { states } = await store.readBatch({ cardIds: ["wb-x", "wb-y"], deviceTouches: [], nowMs: T0 });
+    expect(decodeCardState(states[0]!.bytes).txCount).toBe(2);
+    expect(states[0]!.position).toBe(x2!.position);
+    expect(states[1]!.position).toBe(y1!.position);
+    stateLane.shutdown();
+  });
+
+  it("scoreBatch returns only once the batch's state is written", async () => {
+    const { store, gated, release } = gatedStore();
+    const [z] = history("wb-z", 1);
+    const scoring = scoreBatch([z!], context({ store: gated }));
+    expect(await pending(scoring)).toBe(true);
+    release();
+    await scoring;
+    const { states } = await store.readBatch({ cardIds: ["wb-z"], deviceTouches: [], nowMs: T0 });
+    expect(states[0]!.position).toBe(z!.position);
   });
 });

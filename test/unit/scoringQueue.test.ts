@@ -16,7 +16,7 @@ function recordingQueue(maxBatch: number, lingerMs: number) {
     lingerMs,
     score: async (items) => {
       batches.push(items.length);
-      return items.map(decision);
+      return { decisions: items.map(decision), stateWritten: Promise.resolve() };
     },
     publish: async () => undefined,
   });
@@ -61,5 +61,38 @@ describe("scoring queue batches", () => {
     await second;
     expect(batches).toEqual([4, 1]);
     expect(performance.now() - started).toBeGreaterThanOrEqual(299);
+  });
+
+  it("scores the next batch while a batch's state write is out, and resolves a submission only once its write is answered", async () => {
+    const writes: Array<() => void> = [];
+    const published: number[] = [];
+    const scored: number[] = [];
+    const queue = new ScoringQueue({
+      maxBatch: 1,
+      score: async (items) => {
+        scored.push(items.length);
+        return {
+          decisions: items.map(decision),
+          stateWritten: new Promise<void>((resolve) => writes.push(resolve)),
+        };
+      },
+      publish: async (decisions) => {
+        published.push(decisions.length);
+      },
+    });
+    let firstDone = false;
+    const first = queue.submit([item(0)]).then(() => (firstDone = true));
+    const second = queue.submit([item(1)]);
+    await sleep(10);
+    // Both batches scored and published, neither write answered: nothing may be committed yet.
+    expect(scored).toEqual([1, 1]);
+    expect(published).toEqual([1, 1]);
+    expect(firstDone).toBe(false);
+    writes[0]!();
+    await first;
+    expect(firstDone).toBe(true);
+    writes[1]!();
+    await second;
+    await queue.idle();
   });
 });
