@@ -16,7 +16,9 @@ const STAGE_ROWS = [
   ["features", "features"],
   ["model", "model"],
   ["policy", "policy / rules / state advance"],
-  ["stateWrite", "state write"],
+  // Write-behind: the batch only builds and sends its write; the reply is read while the next
+  // batch waits for its own read, so its CPU shows up in that row.
+  ["stateWrite", "state write (sent; its reply is read in the next batch's state read)"],
   ["scoringOther", "scoreBatch, untimed"],
   ["encode", "encode decision"],
   ["metrics", "metrics"],
