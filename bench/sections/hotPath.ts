@@ -162,21 +162,6 @@ function ingestRange(records: readonly Buffer[], start: number, end: number): Sc
   return items;
 }
 
-/** The scoring queue's bound on batches in flight (scorer.ts: maxInFlightPublishes). */
-const MAX_WRITES_IN_FLIGHT = 32;
-
-/** State writes settling behind their batches' decisions, the oldest awaited past the bound. */
-class WriteWindow {
-  readonly #pending: Array<Promise<void>> = [];
-  async add(written: Promise<void>): Promise<void> {
-    this.#pending.push(written);
-    if (this.#pending.length > MAX_WRITES_IN_FLIGHT) await this.#pending.shift();
-  }
-  async drain(): Promise<void> {
-    await Promise.all(this.#pending.splice(0));
-  }
-}
-
 /** What the producer's encoder does per decision. */
 const encodeDecision = (d: DecisionInit) =>
   encodeConfluentFrame({ schemaId: 1, messageIndexes: [0], payload: encodeDecisionPayload(d) });
@@ -219,20 +204,19 @@ export async function runDrain(ctx: BenchContext, parts: ScoringParts): Promise<
   const stage = { stateRead: 0, features: 0, model: 0, policy: 0, stateWrite: 0 };
   let modelDecided = 0;
   // As the scoring queue runs batches: the next batch starts once this one's decisions are out,
-  // its state write settling behind them (at most MAX_WRITES_IN_FLIGHT batches' writes pending).
-  const writes = new WriteWindow();
+  // its state write settling behind them (each batch, once read, waits for the writes before it).
+  const writesSettled = async () => await h.context.writesInFlight?.settled();
   const runPlain = async (from: number, to: number) => {
     for (let start = from; start < to; start += maxBatch) {
       const end = Math.min(to, start + maxBatch);
       const items = ingestRange(h.records, start, end);
-      const { decisions, stateWritten } = await decideBatch(items, plain);
-      await writes.add(stateWritten);
+      const { decisions } = await decideBatch(items, plain);
       for (const d of decisions) encodeDecision(d);
       h.metrics.observeBatchSize(decisions.length);
       h.metrics.observeDecisions(decisions, Date.now());
       for (const d of decisions) if (!d.fallback) modelDecided++;
     }
-    await writes.drain();
+    await writesSettled();
   };
   const runSplit = async (from: number, to: number) => {
     for (let start = from; start < to; start += maxBatch) {
@@ -240,8 +224,7 @@ export async function runDrain(ctx: BenchContext, parts: ScoringParts): Promise<
       const c0 = cpuUs();
       const items = ingestRange(h.records, start, end);
       const c1 = cpuUs();
-      const { decisions, stateWritten } = await decideBatch(items, h.context);
-      await writes.add(stateWritten);
+      const { decisions } = await decideBatch(items, h.context);
       const c2 = cpuUs();
       for (const d of decisions) encodeDecision(d);
       const c3 = cpuUs();
@@ -261,7 +244,7 @@ export async function runDrain(ctx: BenchContext, parts: ScoringParts): Promise<
         stage.stateWrite += t.stateWriteUs ?? 0;
       }
     }
-    await writes.drain();
+    await writesSettled();
   };
   try {
     await runPlain(0, warmupTransactions);

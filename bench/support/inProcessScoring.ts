@@ -1,7 +1,6 @@
 // The scoring core without Kafka, for the in-process benchmarks: the committed model verified
 // and warmed as `serve` does it, the default rule set, breakers with the product's timeouts, and
 // ScoringItems built the way the consumer builds them.
-import { StateWritesInFlight } from "../../src/scoring/stateWritesInFlight.js";
 import { join } from "node:path";
 import { encodeTransactionPayload, Transaction } from "../../src/codec/messages.js";
 import { FEATURE_SCHEMA_VERSION } from "../../src/features/featureVector.js";
@@ -18,6 +17,7 @@ import {
   type RuleEvaluator,
 } from "../../src/scoring/ports.js";
 import type { ScoringContext, ScoringItem } from "../../src/scoring/scoreBatch.js";
+import { StateWritesInFlight } from "../../src/scoring/stateWritesInFlight.js";
 import type { TrafficSource } from "../../src/tools/traffic/trafficSource.js";
 import { MODEL_DIR } from "./benchScorer.js";
 

@@ -106,7 +106,7 @@ async function scoreAndKeepState(
     return { stateWritten: NOTHING_TO_WRITE };
   }
   // A write in flight when this read left may have failed since: its cards are the lane's now.
-  let scored: readonly number[] = earlierWrites === undefined ? indexes : withoutLaneCards(batch, indexes);
+  let scored = withoutLaneCards(batch, indexes);
   if (read.unavailable !== undefined) {
     const failed = scored.filter((i) => read.unavailable!.has(items[i]!.tx.cardId));
     scored = withoutCards(batch, scored, read.unavailable);

@@ -7,10 +7,6 @@
 export class StateWritesInFlight {
   readonly #pending = new Set<Promise<unknown>>();
 
-  get size(): number {
-    return this.#pending.size;
-  }
-
   /** Tracks a write until it settles (it must not reject: failures are the lane's). */
   add(write: Promise<unknown>): void {
     this.#pending.add(write);

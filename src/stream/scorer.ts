@@ -2,8 +2,8 @@
 //   transactions ─► TransactionConsumer (decode, hash, DLQ) ─► ScoringQueue ─► decideBatch
 //   (state read, model step, policy, state write sent) ─► DecisionProducer ─► decisions,
 //   offsets committed after the decisions are acknowledged and the state writes answered (or,
-//   exactly-once, inside the Kafka transaction that writes them). Dead letters go out through a producer of their own
-//   (in exactly-once mode, the one transaction).
+//   exactly-once, inside the Kafka transaction that writes them). Dead letters go out through a
+//   producer of their own (in exactly-once mode, the one transaction).
 //   A shadow candidate, when there is one, scores each batch after its decisions are handed to
 //   the producer (ShadowScoring) and writes to the shadow topic through a producer of its own.
 // The model is verified and warmed, and the schemas registered (by the caller), before the
