@@ -204,7 +204,7 @@ export const configSchema = z
     scoring: z.object({
       budgetMs: integer(10, 10_000).default(200),
       maxBatch: integer(1, 4096).default(64),
-      lingerMs: integer(0, 1000).default(5),
+      lingerMs: integer(0, 1000).default(8),
       thresholds: z.object({
         review: probability().default(0.5),
         decline: probability().default(0.85),

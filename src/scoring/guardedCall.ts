@@ -91,6 +91,11 @@ export class GuardedCall {
       // A 1 s rolling window of 10 buckets: a dependency that recovers is trusted again quickly.
       rollingCountTimeout: 1_000,
       rollingCountBuckets: 10,
+      // Nothing reads opossum's latency percentiles or its 'snapshot' events (the metrics have
+      // their own histograms): left on, every call pushed its latency into the bucket, and each
+      // breaker woke the loop every 100 ms to total, concatenate and sort them for a snapshot.
+      rollingPercentilesEnabled: false,
+      enableSnapshots: false,
     });
     if (onStateChange) {
       this.#breaker.on("open", () => onStateChange(name, "open"));

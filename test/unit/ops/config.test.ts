@@ -128,7 +128,7 @@ describe("configuration sources", () => {
     expect(config.scoring).toEqual({
       budgetMs: 200,
       maxBatch: 64,
-      lingerMs: 5,
+      lingerMs: 8,
       thresholds: { review: 0.5, decline: 0.85 },
       minBudgetForModelMs: 40,
       stateTimeoutMs: 40,
