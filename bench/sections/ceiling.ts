@@ -30,13 +30,21 @@ export interface DrainThroughput {
   readonly recordsPerSecond: number;
 }
 
+/** The scorer's card-state work when its last decision was out (fraud_card_state_total). */
+export interface DrainStateWork {
+  /** Transactions whose state work went to the deferred lane (a backlog is decided by the rules). */
+  readonly deferred: number;
+  /** State updates given up (the lane full, or failing): lost to the cards' state. */
+  readonly dropped: number;
+}
+
 export interface CeilingResult {
   readonly records: number;
   readonly recordBytes: number;
   readonly partitions: number;
-  readonly scorer: DrainThroughput;
+  readonly scorer: DrainThroughput & { readonly stateWork?: DrainStateWork };
   /** The scorer with --exactly-once: consume → score → produce in Kafka transactions. */
-  readonly scorerExactlyOnce?: DrainThroughput;
+  readonly scorerExactlyOnce?: DrainThroughput & { readonly stateWork?: DrainStateWork };
   /** exactly-once ÷ at-least-once scorer: what the transactions cost in throughput. */
   readonly exactlyOnceOverScorer?: number;
   /** The same client as the scorer's, through the port (absent in results before the port: kafkajs). */
@@ -240,7 +248,7 @@ async function drainThroughScorer(
   input: string,
   records: number,
   { exactlyOnce = false } = {},
-): Promise<DrainThroughput> {
+): Promise<DrainThroughput & { stateWork: DrainStateWork }> {
   const { partitions } = ctx.plan.ceiling;
   const label = exactlyOnce ? "ceiling-eos" : "ceiling";
   const own = await ctx.topics.scorerTopics(label, partitions);
@@ -265,7 +273,7 @@ async function drainThroughScorer(
     scorer.spawnedAt + (scorer.timeline.conditionsMetMs.groupJoined ?? scorer.timeline.readyMs),
   );
   try {
-    return exactlyOnce
+    const drained = exactlyOnce
       ? await measureDrain(
           () => ctx.topics.committedCount(groupId, input),
           `${groupId} committed on ${input}`,
@@ -274,6 +282,11 @@ async function drainThroughScorer(
           600_000,
         )
       : await measureOutput(ctx, topics.decisions, records, joinedAt, 600_000);
+    const stateWork = {
+      deferred: await scorer.metric("fraud_card_state_total", { outcome: "deferred" }),
+      dropped: await scorer.metric("fraud_card_state_total", { outcome: "dropped" }),
+    };
+    return { ...drained, stateWork };
   } finally {
     await scorer.stop();
   }

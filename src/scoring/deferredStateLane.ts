@@ -8,6 +8,14 @@
 // faster than transactions arrive, and the model path resumes. A slow Redis therefore costs
 // model decisions for a while, never budget and never state; a Redis that is down costs the
 // queued updates (counted), since they cannot be applied anywhere.
+//
+// A backlog (a restart, an overload) sends every batch here, and the rules decide far faster
+// than state is applied: without a bound on what may wait, the queue filled to maxPendingItems
+// and later work was dropped (a drain of 300,000 old transactions decided them all while 33,088
+// state updates were dropped and their offsets committed). room() is that bound: the consumer
+// waits for it before it takes more, while the lane is applying what it is given. A failing lane
+// (Redis down) never holds the consumer: decisions stay inside their budget, and what cannot be
+// applied is dropped and counted as before.
 import { GuardedCall } from "./guardedCall.js";
 import type { ScoringGuards, ScoringItem } from "./scoreBatch.js";
 
@@ -36,6 +44,9 @@ export class DeferredStateLane {
   #queued = 0; // batches ever queued
   #done = 0; // batches ever finished
   #waiters: Array<{ upTo: number; resolve: () => void }> = [];
+  /** False from a failed apply until one succeeds: room() does not wait on a failing lane. */
+  #applying = true;
+  #roomWaiters: Array<{ highWater: number; resolve: () => void }> = [];
 
   constructor({
     apply,
@@ -93,6 +104,15 @@ export class DeferredStateLane {
     return new Promise((resolve) => this.#waiters.push({ upTo, resolve }));
   }
 
+  /**
+   * Resolves once at most `highWater` transactions wait here, or at once while the lane is
+   * failing; a wait also ends when an apply fails.
+   */
+  room(highWater: number): Promise<void> {
+    if (this.#pendingItems <= highWater || !this.#applying) return Promise.resolve();
+    return new Promise((resolve) => this.#roomWaiters.push({ highWater, resolve }));
+  }
+
   shutdown(): void {
     for (const g of Object.values(this.guards)) g.shutdown();
   }
@@ -119,6 +139,7 @@ export class DeferredStateLane {
           applied = false;
         }
         if (!applied) this.#options.onDropped?.(count, "failed");
+        this.#applying = applied;
         this.#pendingItems -= count;
         for (const batch of taken) for (const { tx } of batch) this.#release(tx.cardId);
         this.#done += taken.length;
@@ -139,5 +160,9 @@ export class DeferredStateLane {
     const ready = this.#waiters.filter((w) => w.upTo <= this.#done);
     this.#waiters = this.#waiters.filter((w) => w.upTo > this.#done);
     for (const w of ready) w.resolve();
+    const hasRoom = (w: { highWater: number }) => !this.#applying || this.#pendingItems <= w.highWater;
+    const roomy = this.#roomWaiters.filter(hasRoom);
+    this.#roomWaiters = this.#roomWaiters.filter((w) => !hasRoom(w));
+    for (const w of roomy) w.resolve();
   }
 }

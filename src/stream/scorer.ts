@@ -288,6 +288,10 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
     onDeadLetter: (reason) => metrics.countDeadLetter(reason),
     onDecoded: (decodeUs) => metrics.observeStage("decode", decodeUs / 1e6),
     stateSettled: () => stateLane.drained(),
+    // While the live state calls succeed, a lane that is applying its work bounds what waits on
+    // it; in an outage (breaker open) nothing holds the consumer back.
+    stateRoom: () =>
+      guards.stateRead.state === "closed" ? stateLane.room(LANE_HIGH_WATER) : Promise.resolve(),
     commitIntervalMs: k.commitIntervalMs,
     maxQueuedItems: scoring.maxBatch * 16,
     onFatal: (err) => stopFatally(err, "decisions could not be published"),
@@ -353,6 +357,12 @@ function startShadowScoring(
   });
   return { scoring, sink: o.sink };
 }
+
+/**
+ * Transactions that may wait for the deferred state lane before the consumer takes more: four of
+ * its catch-up batches (2,048 each), so it always has the next ones in hand.
+ */
+const LANE_HIGH_WATER = 8_192;
 
 /**
  * Dead letters per produce request, by estimated bytes. The scenario's bursts of 2,500 small

@@ -33,6 +33,12 @@ export interface TransactionConsumerOptions {
   readonly onDecoded?: (decodeUs: number) => void;
   /** Resolves when the card-state work deferred so far has been applied (or given up). */
   readonly stateSettled?: () => Promise<unknown>;
+  /**
+   * Resolves when the deferred card-state work has room for more: in a backlog the rules decide
+   * faster than state is applied, and the consumer waits here rather than let that work pile up
+   * (DeferredStateLane.room). Exactly-once waits for all of it per delivery anyway.
+   */
+  readonly stateRoom?: () => Promise<unknown>;
   /** Shortest time between two offset commits (at-least-once; OffsetCommitter). */
   readonly commitIntervalMs: number;
   /** Transactions queued for scoring beyond which the source waits before handing more. */
@@ -159,6 +165,7 @@ export class TransactionConsumer {
     if (this.#waiting > MAX_WAITING_RECORDS || this.#waitingBytes > MAX_WAITING_BYTES)
       await Promise.all(handled).catch(() => undefined);
     else if (queue.depth > this.#options.maxQueuedItems) await Promise.all(handedOn).catch(() => undefined);
+    await this.#options.stateRoom?.();
   }
 
   // Decoding is synchronous and timed once per batch: a clock read, an await and a histogram

@@ -56,4 +56,55 @@ describe("the deferred card-state lane", () => {
     ]);
     lane.shutdown();
   });
+
+  it("has room() for more only once its queue is back under the high-water mark", async () => {
+    const gates: Array<() => void> = [];
+    const lane = new DeferredStateLane({
+      apply: () => new Promise<boolean>((resolve) => gates.push(() => resolve(true))),
+      maxBatchItems: 10,
+    });
+    for (let b = 0; b < 4; b++) lane.defer(items(b * 10, 10, `card-${b}`));
+    await expect(lane.room(40)).resolves.toBeUndefined(); // 40 waiting: not over the mark
+    let roomy = false;
+    void lane.room(15).then(() => (roomy = true));
+    await sleep(5);
+    expect(roomy).toBe(false);
+    gates.shift()!(); // 30 left
+    await sleep(5);
+    expect(roomy).toBe(false);
+    gates.shift()!(); // 20 left
+    await sleep(5);
+    expect(roomy).toBe(false);
+    gates.shift()!(); // 10 left
+    await sleep(5);
+    expect(roomy).toBe(true);
+    gates.shift()!();
+    await lane.drained();
+    lane.shutdown();
+  });
+
+  it("never holds anyone back while it is failing (Redis down): room() ends at the first failed apply", async () => {
+    let fail!: () => void;
+    let calls = 0;
+    const lane = new DeferredStateLane({
+      apply: () =>
+        calls++ === 0
+          ? new Promise<boolean>((resolve) => (fail = () => resolve(false)))
+          : Promise.resolve(false),
+      maxBatchItems: 10,
+    });
+    for (let b = 0; b < 3; b++) lane.defer(items(b * 10, 10, `card-${b}`));
+    let roomy = false;
+    void lane.room(5).then(() => (roomy = true));
+    await sleep(5);
+    expect(roomy).toBe(false);
+    fail();
+    await sleep(5);
+    expect(roomy).toBe(true);
+    lane.defer(items(30, 30, "later"));
+    // Failing: room at once however much waits, until an apply succeeds again.
+    await expect(lane.room(0)).resolves.toBeUndefined();
+    await lane.drained();
+    lane.shutdown();
+  });
 });
