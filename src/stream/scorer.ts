@@ -362,7 +362,7 @@ function startShadowScoring(
  * Transactions that may wait for the deferred state lane before the consumer takes more: four of
  * its catch-up batches (2,048 each), so it always has the next ones in hand.
  */
-const LANE_HIGH_WATER = 8_192;
+export const LANE_HIGH_WATER = 8_192;
 
 /**
  * Dead letters per produce request, by estimated bytes. The scenario's bursts of 2,500 small

@@ -2,6 +2,7 @@
 // the scorer keeps.
 import type { CeilingResult } from "../../sections/ceiling.js";
 import { barChart } from "../../../src/tools/svgCharts.js";
+import { LANE_HIGH_WATER } from "../../../src/stream/scorer.js";
 import { fmt, pct, table } from "../reportFormat.js";
 import type { SectionRenderer } from "../sectionRenderer.js";
 
@@ -11,7 +12,7 @@ const recordsPerSecond = (p: PerfToolResult) => ("recordsPerSecond" in p ? p.rec
 const passthroughName = (c: CeilingResult) =>
   c.passthroughClient === undefined ? "kafkajs passthrough" : "passthrough (same client, the port)";
 
-/** Results from before 2026-12-02c did not count the state work the drain left undone. */
+/** Results from before 83c502f did not count the state work the drain left undone. */
 function stateWorkLines(c: CeilingResult): string[] {
   const runs = [
     ["serve", c.scorer.stateWork],
@@ -27,7 +28,7 @@ function stateWorkLines(c: CeilingResult): string[] {
           ([name, w]) => `${name}: ${fmt(w!.dropped)} of ${fmt(w!.deferred)} deferred state updates dropped`,
         )
         .join("; ") +
-      ". The consumer takes no more while the lane has more than 8,192 transactions waiting (src/stream/scorer.ts), so a " +
+      `. The consumer takes no more while the lane has more than ${fmt(LANE_HIGH_WATER)} transactions waiting (src/stream/scorer.ts), so a ` +
       "drain is as fast as its state is kept.",
     "",
   ];
