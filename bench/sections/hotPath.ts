@@ -67,6 +67,21 @@ export interface HotPathDrain {
   readonly topFrames: readonly ProfileFrame[];
   /** Self time by owner: a package under node_modules, a src/ folder, or (gc)/(program)/(idle). */
   readonly owners: Readonly<Record<string, number>>;
+  /** What the drain allocates, from a third pass under V8's sampling heap profiler. */
+  readonly allocation?: HotPathAllocation;
+}
+
+/**
+ * Bytes allocated per transaction and where, objects the garbage collector has already freed
+ * included: what the collector's share of the CPU comes from. Sites' and owners' shares are of
+ * the sampled bytes.
+ */
+export interface HotPathAllocation {
+  readonly transactions: number;
+  readonly samplingIntervalBytes: number;
+  readonly bytesPerTransaction: number;
+  readonly topSites: readonly ProfileFrame[];
+  readonly owners: Readonly<Record<string, number>>;
 }
 
 export interface HotPathSteady {
@@ -198,7 +213,9 @@ export async function runDrain(ctx: BenchContext, parts: ScoringParts): Promise<
   // timer, no profiler, no per-batch CPU reads); the split pass reads process CPU around every
   // stage and runs the sampling profiler, which costs several µs per transaction of its own.
   const split = Math.max(maxBatch, Math.floor(n / 2));
-  const h = await harness(ctx, parts, "hotpath-drain", warmupTransactions + n + split, cpuClock);
+  // A third pass, plain, under the sampling heap profiler (which slows what it samples).
+  const allocated = Math.max(maxBatch, Math.floor(n / 4));
+  const h = await harness(ctx, parts, "hotpath-drain", warmupTransactions + n + split + allocated, cpuClock);
   const plain = { ...h.context, clock: systemClock };
   const totals = { decode: 0, encode: 0, metrics: 0, scoring: 0 };
   const stage = { stateRead: 0, features: 0, model: 0, policy: 0, stateWrite: 0 };
@@ -254,6 +271,7 @@ export async function runDrain(ctx: BenchContext, parts: ScoringParts): Promise<
     await runPlain(warmupTransactions, warmupTransactions + n);
     const seconds = (performance.now() - t0) / 1000;
     const cpu = cpuUs() - cpu0;
+    const modelShare = round3(modelDecided / n);
     const session = new Session();
     session.connect();
     await session.post("Profiler.enable");
@@ -263,6 +281,10 @@ export async function runDrain(ctx: BenchContext, parts: ScoringParts): Promise<
     await runSplit(warmupTransactions + n, warmupTransactions + n + split);
     const splitCpu = cpuUs() - splitCpu0;
     const { profile } = await session.post("Profiler.stop");
+    const allocationFrom = warmupTransactions + n + split;
+    const allocation = await sampleAllocation(session, ctx.root, allocated, () =>
+      runPlain(allocationFrom, allocationFrom + allocated),
+    );
     session.disconnect();
     const perTx = (us: number) => round3(us / split);
     const timed = stage.stateRead + stage.features + stage.model + stage.policy + stage.stateWrite;
@@ -288,9 +310,10 @@ export async function runDrain(ctx: BenchContext, parts: ScoringParts): Promise<
         produce: null,
         commit: null,
       },
-      modelShare: round3(modelDecided / n),
+      modelShare,
       topFrames,
       owners,
+      allocation,
     };
   } finally {
     h.context.shutdown();
@@ -430,6 +453,56 @@ interface ProfileNode {
 }
 
 const TOP_FRAMES = 20;
+/** One sample per this many bytes allocated: thousands of samples over the allocation pass. */
+const ALLOCATION_SAMPLING_BYTES = 16_384;
+
+interface HeapProfileNode {
+  readonly callFrame: ProfileNode["callFrame"];
+  readonly selfSize: number;
+  readonly children: readonly HeapProfileNode[];
+}
+
+/**
+ * Runs `pass` under the sampling heap profiler, counting objects already collected too (V8's
+ * includeObjectsCollectedByMajorGC/MinorGC; without them only what is still alive at the end
+ * is reported, which says nothing of the garbage a transaction leaves).
+ */
+async function sampleAllocation(
+  session: Session,
+  root: string,
+  transactions: number,
+  pass: () => Promise<void>,
+): Promise<HotPathAllocation> {
+  // Not in @types/node's protocol types yet; V8 has taken them since 10.x.
+  const params: { samplingInterval: number } & Record<string, unknown> = {
+    samplingInterval: ALLOCATION_SAMPLING_BYTES,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  };
+  await session.post("HeapProfiler.enable");
+  await session.post("HeapProfiler.startSampling", params);
+  await pass();
+  const { profile } = await session.post("HeapProfiler.stopSampling");
+  await session.post("HeapProfiler.disable");
+  // The tree flattened into the CPU profile's shape, bytes standing for hits.
+  const nodes: ProfileNode[] = [];
+  let bytes = 0;
+  const stack: HeapProfileNode[] = [profile.head as HeapProfileNode];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    bytes += node.selfSize;
+    nodes.push({ id: nodes.length, callFrame: node.callFrame, hitCount: node.selfSize });
+    stack.push(...node.children);
+  }
+  const { topFrames, owners } = summariseProfile({ nodes }, root);
+  return {
+    transactions,
+    samplingIntervalBytes: ALLOCATION_SAMPLING_BYTES,
+    bytesPerTransaction: Math.round(bytes / transactions),
+    topSites: topFrames,
+    owners,
+  };
+}
 
 /** Self time of the profile's frames (merged by function and place) and by owner. */
 export function summariseProfile(

@@ -1,5 +1,5 @@
 // Section 8 of the report: the hot path's CPU by stage, its profile, and the steady runs.
-import type { HotPathResult } from "../../sections/hotPath.js";
+import type { HotPathAllocation, HotPathResult } from "../../sections/hotPath.js";
 import type { NoisyNeighbourResult } from "../../sections/noisyNeighbour.js";
 import type { SectionRenderer } from "../sectionRenderer.js";
 
@@ -25,6 +25,24 @@ const STAGE_ROWS = [
   ["produce", "produce"],
   ["commit", "commit"],
 ] as const;
+
+/** Bytes per transaction and where (absent in results from before the allocation pass). */
+function allocationChapter(a: HotPathAllocation | undefined): string[] {
+  if (a === undefined) return [];
+  return [
+    `What the drain allocates: a third pass over ${a.transactions} further transactions, plain, under V8's ` +
+      `sampling heap profiler (one sample per ${a.samplingIntervalBytes / 1024} KiB, objects already collected ` +
+      `included): **${(a.bytesPerTransaction / 1024).toFixed(1)} KiB allocated per transaction**, which is what ` +
+      "the garbage collector's share above is made of. By owner and by allocating frame, % of the bytes:",
+    "",
+    head(["Owner", "bytes %"]),
+    ...Object.entries(a.owners).map(([owner, p]) => row([owner, p])),
+    "",
+    head(["Frame", "where", "bytes %"]),
+    ...a.topSites.map((f) => row([`\`${f.name}\``, f.where, f.selfPercent])),
+    "",
+  ];
+}
 
 function hotPathChapter(h: HotPathResult): string[] {
   const out: string[] = [];
@@ -59,6 +77,7 @@ function hotPathChapter(h: HotPathResult): string[] {
     head(["Frame", "where", "self %"]),
     ...d.topFrames.map((f) => row([`\`${f.name}\``, f.where, f.selfPercent])),
     "",
+    ...allocationChapter(d.allocation),
     `Steady arrivals (1 ms timer), scored through the scoring queue with the product's batch linger, measured after ${h.steady[0]?.warmupS ?? 3} s at the same rate (V8 optimizes per-batch code for the first ~15 s); latency from arrival to decision. ` +
       "The process's share of a core includes the bench's own 1 ms arrival timer, a thousand wake-ups a second; " +
       "the same timer loop run alone just before each run (no ingest, no scoring) gives its cost, and the scorer's share is the difference:",
@@ -134,7 +153,10 @@ export const hotPathReport: SectionRenderer<HotPathResult> = {
   summaryRows: (h) => [
     [
       `8. Hot path: drain of ${h.drain.transactions} transactions, in process, real Redis`,
-      `${h.drain.cpuUsPerTransaction} µs of CPU per transaction, ${h.drain.transactionsPerSecond} tx/s`,
+      `${h.drain.cpuUsPerTransaction} µs of CPU per transaction, ${h.drain.transactionsPerSecond} tx/s` +
+        (h.drain.allocation === undefined
+          ? ""
+          : `; ${(h.drain.allocation.bytesPerTransaction / 1024).toFixed(1)} KiB allocated per transaction`),
       `model decided ${pct(h.drain.modelShare)}`,
     ],
     ...h.steady.map((s) => [

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import type { BenchResults } from "../../../bench/report/benchResults.js";
 import { renderReport, summaryTable } from "../../../bench/report/markdown.js";
+import type { HotPathAllocation, HotPathResult } from "../../../bench/sections/hotPath.js";
 
 const committed = JSON.parse(
   readFileSync(new URL("../../../bench/results/2026-11-29.json", import.meta.url), "utf8"),
@@ -36,5 +37,27 @@ describe("the bench report", () => {
     expect(charts.has("run-decode.svg")).toBe(false);
     expect(summaryTable(broken)).not.toContain("2. Decode");
     expect(summaryTable(committed)).toContain("2. Decode");
+  });
+
+  it("reports the hot path's allocation per transaction when the run sampled it, and not before", () => {
+    const before = JSON.parse(
+      readFileSync(new URL("../../../bench/results/2026-12-02c.json", import.meta.url), "utf8"),
+    ) as BenchResults & { hotPath: HotPathResult };
+    expect(renderReport(before, "run").markdown).not.toContain("allocated per transaction");
+    const allocation: HotPathAllocation = {
+      transactions: 50_000,
+      samplingIntervalBytes: 16_384,
+      bytesPerTransaction: 14_336,
+      topSites: [{ name: "advanceCardState", where: "src/features/cardState.ts:1", selfPercent: 7 }],
+      owners: { "src/features": 22.8 },
+    };
+    const sampled = {
+      ...before,
+      hotPath: { ...before.hotPath, drain: { ...before.hotPath.drain, allocation } },
+    };
+    const { markdown } = renderReport(sampled, "run");
+    expect(markdown).toContain("**14.0 KiB allocated per transaction**");
+    expect(markdown).toContain("| `advanceCardState` | src/features/cardState.ts:1 | 7 |");
+    expect(summaryTable(sampled)).toContain("; 14.0 KiB allocated per transaction");
   });
 });
