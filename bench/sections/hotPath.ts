@@ -271,6 +271,7 @@ export async function runDrain(ctx: BenchContext, parts: ScoringParts): Promise<
     await runPlain(warmupTransactions, warmupTransactions + n);
     const seconds = (performance.now() - t0) / 1000;
     const cpu = cpuUs() - cpu0;
+    // Read now: the allocation pass below runs runPlain again, which counts on.
     const modelShare = round3(modelDecided / n);
     const session = new Session();
     session.connect();

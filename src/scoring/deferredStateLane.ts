@@ -19,6 +19,15 @@
 import { GuardedCall } from "./guardedCall.js";
 import type { ScoringGuards, ScoringItem } from "./scoreBatch.js";
 
+/** Transactions handled in one catch-up batch, unless told otherwise. */
+export const LANE_BATCH_ITEMS = 2_048;
+
+/**
+ * Transactions that may wait here before the consumer takes more (what it passes to room()):
+ * four catch-up batches, so the lane always has the next ones in hand.
+ */
+export const LANE_HIGH_WATER = 4 * LANE_BATCH_ITEMS;
+
 export interface DeferredStateLaneOptions {
   /** Applies the state work of these transactions (in order); false when it could not. */
   readonly apply: (items: readonly ScoringItem[], guards: ScoringGuards) => Promise<boolean>;
@@ -51,7 +60,7 @@ export class DeferredStateLane {
   constructor({
     apply,
     timeoutMs = 5_000,
-    maxBatchItems = 2_048,
+    maxBatchItems = LANE_BATCH_ITEMS,
     maxPendingItems = 100_000,
     onDropped,
     onDeferred,

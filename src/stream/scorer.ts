@@ -12,7 +12,7 @@ import type { Logger } from "pino";
 import { TRANSACTION_TYPE, type ContractSchemaIds, type SchemaRegistry } from "../codec/schemaRegistry.js";
 import type { BatchPorts } from "../control/promotedPorts.js";
 import { systemClock } from "../scoring/ports.js";
-import { DeferredStateLane } from "../scoring/deferredStateLane.js";
+import { DeferredStateLane, LANE_HIGH_WATER } from "../scoring/deferredStateLane.js";
 import { GuardedCall, type BreakerState } from "../scoring/guardedCall.js";
 import type { PolicyThresholds } from "../scoring/policy.js";
 import { ShadowScoring, type ShadowCandidate } from "../scoring/shadowScoring.js";
@@ -357,12 +357,6 @@ function startShadowScoring(
   });
   return { scoring, sink: o.sink };
 }
-
-/**
- * Transactions that may wait for the deferred state lane before the consumer takes more: four of
- * its catch-up batches (2,048 each), so it always has the next ones in hand.
- */
-export const LANE_HIGH_WATER = 8_192;
 
 /**
  * Dead letters per produce request, by estimated bytes. The scenario's bursts of 2,500 small

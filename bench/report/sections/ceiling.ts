@@ -2,7 +2,7 @@
 // the scorer keeps.
 import type { CeilingResult } from "../../sections/ceiling.js";
 import { barChart } from "../../../src/tools/svgCharts.js";
-import { LANE_HIGH_WATER } from "../../../src/stream/scorer.js";
+import { LANE_HIGH_WATER } from "../../../src/scoring/deferredStateLane.js";
 import { fmt, pct, table } from "../reportFormat.js";
 import type { SectionRenderer } from "../sectionRenderer.js";
 
@@ -28,7 +28,7 @@ function stateWorkLines(c: CeilingResult): string[] {
           ([name, w]) => `${name}: ${fmt(w!.dropped)} of ${fmt(w!.deferred)} deferred state updates dropped`,
         )
         .join("; ") +
-      `. The consumer takes no more while the lane has more than ${fmt(LANE_HIGH_WATER)} transactions waiting (src/stream/scorer.ts), so a ` +
+      `. The consumer takes no more while the lane has more than ${fmt(LANE_HIGH_WATER)} transactions waiting (LANE_HIGH_WATER, src/scoring/deferredStateLane.ts), so a ` +
       "drain is as fast as its state is kept.",
     "",
   ];

@@ -7,6 +7,7 @@ const row = (cells: ReadonlyArray<string | number>) => `| ${cells.join(" | ")} |
 const head = (cells: readonly string[]) =>
   [row(cells), `|${cells.map((_, i) => (i === 0 ? "---" : "---:")).join("|")}|`].join("\n");
 const us = (v: number | null) => (v === null ? "(Kafka port)" : v.toFixed(2));
+const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
 const pct = (share: number) => `${(share * 100).toFixed(share > 0.99 && share < 1 ? 2 : 1)} %`;
 
 const STAGE_ROWS = [
@@ -32,7 +33,7 @@ function allocationChapter(a: HotPathAllocation | undefined): string[] {
   return [
     `What the drain allocates: a third pass over ${a.transactions} further transactions, plain, under V8's ` +
       `sampling heap profiler (one sample per ${a.samplingIntervalBytes / 1024} KiB, objects already collected ` +
-      `included): **${(a.bytesPerTransaction / 1024).toFixed(1)} KiB allocated per transaction**, which is what ` +
+      `included): **${kib(a.bytesPerTransaction)} allocated per transaction**, which is what ` +
       "the garbage collector's share above is made of. By owner and by allocating frame, % of the bytes:",
     "",
     head(["Owner", "bytes %"]),
@@ -156,7 +157,7 @@ export const hotPathReport: SectionRenderer<HotPathResult> = {
       `${h.drain.cpuUsPerTransaction} µs of CPU per transaction, ${h.drain.transactionsPerSecond} tx/s` +
         (h.drain.allocation === undefined
           ? ""
-          : `; ${(h.drain.allocation.bytesPerTransaction / 1024).toFixed(1)} KiB allocated per transaction`),
+          : `; ${kib(h.drain.allocation.bytesPerTransaction)} allocated per transaction`),
       `model decided ${pct(h.drain.modelShare)}`,
     ],
     ...h.steady.map((s) => [
