@@ -112,9 +112,28 @@ export interface HotPathSteady {
   readonly eventLoopDelayMs: { readonly p50: number; readonly p99: number; readonly max: number };
 }
 
+/**
+ * Where the main thread's time goes at a steady rate: a run of its own (the profiler's sampling
+ * costs CPU of its own, so the steady rows above run without it), profiled over its measured
+ * window only. Shares are of the main thread's busy samples, (idle) left out: at 1,000 tx/s the
+ * thread is idle most of the time, and what matters is what the rest is spent on.
+ */
+export interface HotPathSteadyProfile {
+  readonly label: string;
+  readonly rate: number;
+  readonly seconds: number;
+  readonly samplingIntervalUs: number;
+  /** Share of the window's samples in which the main thread was busy. */
+  readonly busyPercent: number;
+  readonly topFrames: readonly ProfileFrame[];
+  readonly owners: Readonly<Record<string, number>>;
+}
+
 export interface HotPathResult {
   readonly drain: HotPathDrain;
   readonly steady: readonly HotPathSteady[];
+  /** Absent in results from before it was measured. */
+  readonly steadyProfile?: HotPathSteadyProfile;
 }
 
 /** process CPU time (user + system, every thread) as the stage timer's clock. */
@@ -203,8 +222,26 @@ export async function hotPath(ctx: BenchContext): Promise<HotPathResult> {
       await stopHog?.();
     }
   }
+  const profiled = await runSteady(
+    ctx,
+    parts,
+    `${plan.steadyRate} tx/s, profiled`,
+    plan.steadyRate,
+    plan.steadyS,
+    {
+      profile: true,
+    },
+  );
+  const steadyProfile = profiled.profile;
+  if (steadyProfile !== undefined)
+    ctx.log(
+      `  profiled: main thread busy ${steadyProfile.busyPercent} %, top ${steadyProfile.topFrames
+        .slice(0, 3)
+        .map((f) => `${f.name} ${f.selfPercent} %`)
+        .join(", ")}`,
+    );
   await parts.model.close?.();
-  return { drain, steady };
+  return { drain, steady, ...(steadyProfile === undefined ? {} : { steadyProfile }) };
 }
 
 export async function runDrain(ctx: BenchContext, parts: ScoringParts): Promise<HotPathDrain> {
@@ -328,8 +365,11 @@ export async function runSteady(
   label: string,
   rate: number,
   seconds: number,
-  lingerMs = configKeyDefault("scoring.lingerMs") as number,
-): Promise<HotPathSteady> {
+  {
+    lingerMs = configKeyDefault("scoring.lingerMs") as number,
+    profile = false,
+  }: { readonly lingerMs?: number; readonly profile?: boolean } = {},
+): Promise<HotPathSteady & { readonly profile?: HotPathSteadyProfile }> {
   const { maxBatch, steadyWarmupS } = ctx.plan.hotPath;
   const total = Math.ceil(rate * (seconds + steadyWarmupS));
   const warmupEnd = Math.ceil(rate * steadyWarmupS);
@@ -366,6 +406,12 @@ export async function runSteady(
   });
   const arrivalTimerCorePercent = await arrivalTimerAlone(rate, Math.min(seconds, ARRIVAL_TIMER_ALONE_S));
   const eld = monitorEventLoopDelay({ resolution: 10 });
+  const profiler = profile ? new Session() : undefined;
+  if (profiler !== undefined) {
+    profiler.connect();
+    await profiler.post("Profiler.enable");
+    await profiler.post("Profiler.setSamplingInterval", { interval: STEADY_SAMPLING_US });
+  }
   let sent = 0;
   let cpu0 = cpuUs();
   let t0 = performance.now();
@@ -376,6 +422,8 @@ export async function runSteady(
       const tick = () => {
         const due = Math.min(total, Math.floor(((performance.now() - started) / 1000) * rate));
         if (sent < warmupEnd && due >= warmupEnd) {
+          // The inspector answers in this thread, before the tick goes on.
+          if (profiler !== undefined) void profiler.post("Profiler.start");
           eld.enable();
           cpu0 = cpuUs();
           t0 = performance.now();
@@ -393,6 +441,20 @@ export async function runSteady(
     const cpu = cpuUs() - cpu0;
     const wallS = (performance.now() - t0) / 1000;
     eld.disable();
+    let steadyProfile: HotPathSteadyProfile | undefined;
+    if (profiler !== undefined) {
+      const { profile: cpuProfile } = await profiler.post("Profiler.stop");
+      const { topFrames, owners, busyPercent } = summariseProfile(cpuProfile, ctx.root, { busyOnly: true });
+      steadyProfile = {
+        label,
+        rate,
+        seconds,
+        samplingIntervalUs: STEADY_SAMPLING_US,
+        busyPercent,
+        topFrames,
+        owners,
+      };
+    }
     const measured = published - warmupEnd;
     return {
       label,
@@ -416,8 +478,10 @@ export async function runSteady(
         p99: round1(eld.percentile(99) / 1e6),
         max: round1(eld.max / 1e6),
       },
+      ...(steadyProfile === undefined ? {} : { profile: steadyProfile }),
     };
   } finally {
+    profiler?.disconnect();
     h.context.shutdown();
     h.redis.disconnect();
   }
@@ -446,6 +510,7 @@ async function arrivalTimerAlone(rate: number, seconds: number): Promise<number>
 interface ProfileNode {
   readonly id: number;
   readonly hitCount?: number;
+  readonly children?: readonly number[];
   readonly callFrame: {
     readonly functionName: string;
     readonly url: string;
@@ -454,6 +519,12 @@ interface ProfileNode {
 }
 
 const TOP_FRAMES = 20;
+/**
+ * The steady profile's sampling interval: each sample interrupts the thread, idle or not, so a
+ * coarser one than the drain's disturbs a mostly idle loop less; 20 s still give thousands of
+ * busy samples.
+ */
+const STEADY_SAMPLING_US = 1_000;
 /** One sample per this many bytes allocated: thousands of samples over the allocation pass. */
 const ALLOCATION_SAMPLING_BYTES = 16_384;
 
@@ -509,23 +580,44 @@ async function sampleAllocation(
 export function summariseProfile(
   profile: { readonly nodes: readonly ProfileNode[] },
   root: string,
-): { topFrames: ProfileFrame[]; owners: Record<string, number> } {
+  { busyOnly = false } = {},
+): { topFrames: ProfileFrame[]; owners: Record<string, number>; busyPercent: number } {
   const frames = new Map<string, { name: string; where: string; hits: number }>();
   const owners = new Map<string, number>();
   let hits = 0;
+  let idle = 0;
+  const parents = new Map<number, ProfileNode>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parents.set(child, node);
+  const placeOf = ({ url, lineNumber }: ProfileNode["callFrame"]) => {
+    const path = url.replace(/^file:\/\//, "").replace(root, "");
+    return { path, where: path === "" ? "" : `${path}:${lineNumber + 1}` };
+  };
   for (const node of profile.nodes) {
     const count = node.hitCount ?? 0;
     if (count === 0) continue;
+    const { functionName } = node.callFrame;
+    if (functionName === "(idle)") {
+      idle += count;
+      if (busyOnly) continue;
+    }
     hits += count;
-    const { functionName, url, lineNumber } = node.callFrame;
-    const path = url.replace(/^file:\/\//, "").replace(root, "");
-    const where = path === "" ? "" : `${path}:${lineNumber + 1}`;
+    const { path } = placeOf(node.callFrame);
+    let { where } = placeOf(node.callFrame);
+    // A native addon's function (an N-API callback) has no script and often a name that is not
+    // its own (onnxruntime-node's run showed as "Xxh32" or nameless): named by its caller instead.
+    const caller = parents.get(node.id);
+    const isNative = path === "" && !functionName.startsWith("(") && caller !== undefined;
+    if (isNative)
+      where = `native, from ${caller.callFrame.functionName || "(anonymous)"} ${placeOf(caller.callFrame).where}`;
     const name = functionName || "(anonymous)";
     const key = `${name} ${where}`;
     const frame = frames.get(key) ?? { name, where, hits: 0 };
     frame.hits += count;
     frames.set(key, frame);
-    const owner = ownerOf(path, name);
+    // A native function is charged to its caller's owner (onnxruntime-node's run to src/model).
+    const owner = isNative
+      ? ownerOf(placeOf(caller.callFrame).path, caller.callFrame.functionName)
+      : ownerOf(path, name);
     owners.set(owner, (owners.get(owner) ?? 0) + count);
   }
   const percent = (n: number) => round1((100 * n) / Math.max(1, hits));
@@ -537,6 +629,7 @@ export function summariseProfile(
     owners: Object.fromEntries(
       [...owners.entries()].sort((a, b) => b[1] - a[1]).map(([owner, n]) => [owner, percent(n)]),
     ),
+    busyPercent: round1((100 * (hits - (busyOnly ? 0 : idle))) / Math.max(1, hits + (busyOnly ? idle : 0))),
   };
 }
 

@@ -1,5 +1,10 @@
 // Section 8 of the report: the hot path's CPU by stage, its profile, and the steady runs.
-import type { HotPathAllocation, HotPathResult } from "../../sections/hotPath.js";
+import type {
+  HotPathAllocation,
+  HotPathResult,
+  HotPathSteadyProfile,
+  ProfileFrame,
+} from "../../sections/hotPath.js";
 import type { NoisyNeighbourResult } from "../../sections/noisyNeighbour.js";
 import type { SectionRenderer } from "../sectionRenderer.js";
 
@@ -9,6 +14,19 @@ const head = (cells: readonly string[]) =>
 const us = (v: number | null) => (v === null ? "(Kafka port)" : v.toFixed(2));
 const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
 const pct = (share: number) => `${(share * 100).toFixed(share > 0.99 && share < 1 ? 2 : 1)} %`;
+
+/** A profile's shares by owner, then by frame, as two tables; `unit` names the share column. */
+const ownerAndFrameTables = (
+  owners: Readonly<Record<string, number>>,
+  frames: readonly ProfileFrame[],
+  unit: string,
+): string[] => [
+  head(["Owner", unit]),
+  ...Object.entries(owners).map(([owner, share]) => row([owner, share])),
+  "",
+  head(["Frame", "where", unit]),
+  ...frames.map((f) => row([`\`${f.name}\``, f.where, f.selfPercent])),
+];
 
 const STAGE_ROWS = [
   ["consume", "consume"],
@@ -36,11 +54,24 @@ function allocationChapter(a: HotPathAllocation | undefined): string[] {
       `included): **${kib(a.bytesPerTransaction)} allocated per transaction**, which is what ` +
       "the garbage collector's share above is made of. By owner and by allocating frame, % of the bytes:",
     "",
-    head(["Owner", "bytes %"]),
-    ...Object.entries(a.owners).map(([owner, p]) => row([owner, p])),
+    ...ownerAndFrameTables(a.owners, a.topSites, "bytes %"),
     "",
-    head(["Frame", "where", "bytes %"]),
-    ...a.topSites.map((f) => row([`\`${f.name}\``, f.where, f.selfPercent])),
+  ];
+}
+
+/** The steady run's profile (absent in results from before it was measured). */
+function steadyProfileChapter(p: HotPathSteadyProfile | undefined): string[] {
+  if (p === undefined) return [];
+  return [
+    `Where a steady rate's CPU goes: a third run at ${p.rate} tx/s (same warm-up), profiled over its ` +
+      `${p.seconds} s window only (one sample per ${p.samplingIntervalUs} µs; the rows above ran without the ` +
+      `profiler). The main thread was busy in ${p.busyPercent} % of the samples; shares below are of those ` +
+      "busy samples, by owner and by frame. At this rate a batch is a handful of transactions every few " +
+      "milliseconds, so what each batch pays once (a model run, a socket write to Redis for the read and one " +
+      "for the write, timers) on caches that other processes have had for milliseconds outweighs what each " +
+      "transaction pays:",
+    "",
+    ...ownerAndFrameTables(p.owners, p.topFrames, "busy %"),
     "",
   ];
 }
@@ -62,21 +93,16 @@ function hotPathChapter(h: HotPathResult): string[] {
     head(["Stage", "µs / tx"]),
     ...STAGE_ROWS.map(([key, label]) => row([label, us(d.stages[key])])),
     "",
-    "The model row is more than the model: onnxruntime-node runs each step behind a setImmediate, " +
-      "and garbage-collection work left by the batch's short-lived typed arrays (each its own " +
-      "ArrayBuffer) lands in that gap: 2,000 small Float32Arrays allocated between steps raise a " +
-      "step from about 40 to about 300 µs of CPU, plain objects or subarray views do not. A step " +
-      "alone costs about 20 µs plus well under 1 µs per row (section 5).",
+    "The model row is more than the model: it holds the breaker and the tensors around each step, and the " +
+      "explaining step of flagged transactions (one more run, their features occluded one by one). A step " +
+      "alone costs about 20 µs plus well under 1 µs per row when it runs back to back (section 5); after a " +
+      "few milliseconds idle, as between the batches of a steady rate, the same step costs several times " +
+      "that (ONNX Runtime's code and data are no longer in the caches; see the steady profile below).",
     "",
-    "Self time of the drain's CPU profile by owner:",
+    "Self time of the drain's CPU profile, by owner, then the top frames (a native function is named by " +
+      "its caller: N-API callbacks, onnxruntime-node's run among them, carry no name of their own):",
     "",
-    head(["Owner", "self %"]),
-    ...Object.entries(d.owners).map(([owner, p]) => row([owner, p])),
-    "",
-    "Top frames by self time:",
-    "",
-    head(["Frame", "where", "self %"]),
-    ...d.topFrames.map((f) => row([`\`${f.name}\``, f.where, f.selfPercent])),
+    ...ownerAndFrameTables(d.owners, d.topFrames, "self %"),
     "",
     ...allocationChapter(d.allocation),
     `Steady arrivals (1 ms timer), scored through the scoring queue with the product's batch linger, measured after ${h.steady[0]?.warmupS ?? 3} s at the same rate (V8 optimizes per-batch code for the first ~15 s); latency from arrival to decision. ` +
@@ -116,6 +142,7 @@ function hotPathChapter(h: HotPathResult): string[] {
       ]),
     ),
     "",
+    ...steadyProfileChapter(h.steadyProfile),
   );
   return out;
 }
@@ -165,6 +192,19 @@ export const hotPathReport: SectionRenderer<HotPathResult> = {
       `${s.corePercent} % of a core${s.scorerCorePercent === undefined ? "" : ` (${s.scorerCorePercent} % less the bench's arrival timer)`}, ${s.cpuUsPerTransaction} µs CPU/tx, p99 ${s.p99Ms} ms`,
       `model decided ${pct(s.modelShare)}, loop delay p99 ${s.eventLoopDelayMs.p99} ms`,
     ]),
+    ...(h.steadyProfile === undefined
+      ? []
+      : [
+          [
+            `8. Hot path: where the main thread's time goes at ${h.steadyProfile.rate} tx/s (a profiled run)`,
+            `busy ${h.steadyProfile.busyPercent} % of the samples; of that, ` +
+              h.steadyProfile.topFrames
+                .slice(0, 3)
+                .map((f) => `${f.selfPercent} % \`${f.name}\` (${f.where})`)
+                .join(", "),
+            "per-batch costs on cold caches (section 8)",
+          ],
+        ]),
   ],
   chapter: (h) => hotPathChapter(h),
 };
