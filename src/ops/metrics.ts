@@ -1,8 +1,9 @@
 // The scorer's Prometheus metrics, in a registry of its own (not prom-client's global one) so
 // tests and several scorers in one process do not collide. Hot-path methods reuse label-bound
 // children instead of looking label sets up on every observation.
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { collectDefaultMetrics, Counter, Gauge, Registry } from "prom-client";
 import { Action, FallbackCause, type DecisionInit } from "../codec/messages.js";
+import { BucketHistogram } from "./bucketHistogram.js";
 
 export const STAGES = [
   "queue",
@@ -62,9 +63,9 @@ type Observer = { observe(value: number): void };
 export class ScorerMetrics {
   readonly registry = new Registry();
 
-  readonly #stage: Histogram<"stage">;
+  readonly #stage: BucketHistogram<"stage">;
   readonly #stageChildren: ReadonlyMap<Stage, Observer>;
-  readonly #decisionLatency: Histogram;
+  readonly #decisionLatency: BucketHistogram;
   readonly #decisions: Counter<"action" | "fallback_cause">;
   readonly #decisionChildren = new Map<number, { inc(n: number): void }>();
   readonly #deadLetters: Counter<"reason">;
@@ -72,12 +73,12 @@ export class ScorerMetrics {
   readonly #breaker: Gauge<"breaker">;
   readonly #cardState: Counter<"outcome">;
   readonly #lag: Gauge<"partition">;
-  readonly #batchSize: Histogram;
+  readonly #batchSize: BucketHistogram;
   readonly #modelInfo: Gauge<"model_version" | "feature_schema_version" | "provider">;
 
   constructor({ defaultMetrics = true }: ScorerMetricsOptions = {}) {
     const registers = [this.registry];
-    this.#stage = new Histogram({
+    this.#stage = new BucketHistogram({
       name: "fraud_stage_duration_seconds",
       help: "Time spent in each pipeline stage: per transaction for queue and decode, per batch for the stages a batch shares",
       labelNames: ["stage"],
@@ -85,7 +86,7 @@ export class ScorerMetrics {
       registers,
     });
     this.#stageChildren = new Map(STAGES.map((stage) => [stage, this.#stage.labels(stage)]));
-    this.#decisionLatency = new Histogram({
+    this.#decisionLatency = new BucketHistogram({
       name: "fraud_decision_latency_seconds",
       help: "Record timestamp to acknowledged decision, per transaction",
       buckets: DECISION_BUCKETS,
@@ -126,7 +127,7 @@ export class ScorerMetrics {
       labelNames: ["partition"],
       registers,
     });
-    this.#batchSize = new Histogram({
+    this.#batchSize = new BucketHistogram({
       name: "fraud_batch_size",
       help: "Transactions per scoring batch",
       buckets: BATCH_BUCKETS,
