@@ -185,7 +185,12 @@ export class TransactionConsumer {
       const bytes = record.value ?? EMPTY;
       let decoded = this.#decode(bytes);
       const unknownSchema = isUnknownSchema(decoded, bytes);
-      const lane = record.key === null ? undefined : laneOf(batch, record.key);
+      // The lane's name (a string built from the key) only matters while some record waits for
+      // the registry: almost never, so the common record builds none and looks nothing up.
+      const lane =
+        record.key === null || (!unknownSchema && this.#lanes.size === 0)
+          ? undefined
+          : laneOf(batch, record.key);
       const ahead = lane === undefined ? undefined : this.#lanes.get(lane);
       // A dead letter changes no card state, so it waits for nothing; a transaction of a card
       // with a record waiting ahead of it waits behind that record.
