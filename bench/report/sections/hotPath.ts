@@ -200,7 +200,7 @@ export const hotPathReport: SectionRenderer<HotPathResult> = {
             `busy ${h.steadyProfile.busyPercent} % of the samples; of that, ` +
               h.steadyProfile.topFrames
                 .slice(0, 3)
-                .map((f) => `${f.selfPercent} % \`${f.name}\` (${f.where})`)
+                .map((f) => `${f.selfPercent} % \`${f.name}\`${f.where === "" ? "" : ` (${f.where})`}`)
                 .join(", "),
             "per-batch costs on cold caches (section 8)",
           ],

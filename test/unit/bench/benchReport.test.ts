@@ -2,11 +2,22 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import type { BenchResults } from "../../../bench/report/benchResults.js";
 import { renderReport, summaryTable } from "../../../bench/report/markdown.js";
-import type { HotPathAllocation, HotPathResult } from "../../../bench/sections/hotPath.js";
+import {
+  summariseProfile,
+  type HotPathAllocation,
+  type HotPathResult,
+  type HotPathSteadyProfile,
+} from "../../../bench/sections/hotPath.js";
 
 const committed = JSON.parse(
   readFileSync(new URL("../../../bench/results/2026-11-29.json", import.meta.url), "utf8"),
 ) as BenchResults;
+
+/** A committed full run from before the allocation pass and the steady profile. */
+const runBeforeTheProfiles = () =>
+  JSON.parse(
+    readFileSync(new URL("../../../bench/results/2026-12-02c.json", import.meta.url), "utf8"),
+  ) as BenchResults & { hotPath: HotPathResult };
 
 describe("the bench report", () => {
   it("has one chapter per section, in order, each with its charts", () => {
@@ -40,9 +51,7 @@ describe("the bench report", () => {
   });
 
   it("reports the hot path's allocation per transaction when the run sampled it, and not before", () => {
-    const before = JSON.parse(
-      readFileSync(new URL("../../../bench/results/2026-12-02c.json", import.meta.url), "utf8"),
-    ) as BenchResults & { hotPath: HotPathResult };
+    const before = runBeforeTheProfiles();
     expect(renderReport(before, "run").markdown).not.toContain("allocated per transaction");
     const allocation: HotPathAllocation = {
       transactions: 50_000,
@@ -59,5 +68,69 @@ describe("the bench report", () => {
     expect(markdown).toContain("**14.0 KiB allocated per transaction**");
     expect(markdown).toContain("| `advanceCardState` | src/features/cardState.ts:1 | 7 |");
     expect(summaryTable(sampled)).toContain("; 14.0 KiB allocated per transaction");
+  });
+
+  it("reports a steady run's profile when the run took one, and not before", () => {
+    const before = runBeforeTheProfiles();
+    expect(renderReport(before, "run").markdown).not.toContain("Where a steady rate's CPU goes");
+    const steadyProfile: HotPathSteadyProfile = {
+      label: "1000 tx/s, profiled",
+      rate: 1000,
+      seconds: 20,
+      samplingIntervalUs: 1000,
+      busyPercent: 14.2,
+      topFrames: [
+        { name: "(anonymous)", where: "native, from step src/model/onnxStepSession.ts:1", selfPercent: 21.3 },
+      ],
+      owners: { "src/model": 29 },
+    };
+    const profiled = { ...before, hotPath: { ...before.hotPath, steadyProfile } };
+    const { markdown } = renderReport(profiled, "run");
+    expect(markdown).toContain("The main thread was busy in 14.2 % of the samples");
+    expect(markdown).toContain("| `(anonymous)` | native, from step src/model/onnxStepSession.ts:1 | 21.3 |");
+    expect(summaryTable(profiled)).toContain("where the main thread's time goes at 1000 tx/s");
+  });
+});
+
+describe("a CPU profile's summary", () => {
+  // (root) → processTicks → step → a native callback; and (idle).
+  const frame = (functionName: string, url = "", lineNumber = 0) => ({ functionName, url, lineNumber });
+  const profile = {
+    nodes: [
+      { id: 1, callFrame: frame("(root)"), children: [2, 5] },
+      {
+        id: 2,
+        callFrame: frame("processTicksAndRejections", "node:internal/process/task_queues", 70),
+        children: [3],
+      },
+      {
+        id: 3,
+        callFrame: frame("step", "file:///repo/src/model/onnxStepSession.ts", 114),
+        hitCount: 1,
+        children: [4],
+      },
+      { id: 4, callFrame: frame(""), hitCount: 3 },
+      { id: 5, callFrame: frame("(idle)"), hitCount: 6 },
+    ],
+  };
+
+  it("names a native function by its caller and charges it to the caller's owner", () => {
+    const { topFrames, owners } = summariseProfile(profile, "/repo/");
+    expect(topFrames[1]).toEqual({
+      name: "(anonymous)",
+      where: "native, from step src/model/onnxStepSession.ts:115",
+      selfPercent: 30,
+    });
+    expect(owners["src/model"]).toBe(40);
+  });
+
+  it("counts shares of the busy samples when asked to leave idle out", () => {
+    const all = summariseProfile(profile, "/repo/");
+    const busy = summariseProfile(profile, "/repo/", { busyOnly: true });
+    expect(all.busyPercent).toBe(40);
+    expect(busy.busyPercent).toBe(40);
+    expect(all.topFrames[0]).toMatchObject({ name: "(idle)", selfPercent: 60 });
+    expect(busy.topFrames.map((f) => f.selfPercent)).toEqual([75, 25]);
+    expect(busy.owners).toEqual({ "src/model": 100 });
   });
 });
