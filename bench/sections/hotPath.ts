@@ -119,7 +119,6 @@ export interface HotPathSteady {
  * thread is idle most of the time, and what matters is what the rest is spent on.
  */
 export interface HotPathSteadyProfile {
-  readonly label: string;
   readonly rate: number;
   readonly seconds: number;
   readonly samplingIntervalUs: number;
@@ -446,7 +445,6 @@ export async function runSteady(
       const { profile: cpuProfile } = await profiler.post("Profiler.stop");
       const { topFrames, owners, busyPercent } = summariseProfile(cpuProfile, ctx.root, { busyOnly: true });
       steadyProfile = {
-        label,
         rate,
         seconds,
         samplingIntervalUs: STEADY_SAMPLING_US,
@@ -601,23 +599,28 @@ export function summariseProfile(
       if (busyOnly) continue;
     }
     hits += count;
-    const { path } = placeOf(node.callFrame);
-    let { where } = placeOf(node.callFrame);
+    const place = placeOf(node.callFrame);
     // A native addon's function (an N-API callback) has no script and often a name that is not
-    // its own (onnxruntime-node's run showed as "Xxh32" or nameless): named by its caller instead.
+    // its own (onnxruntime-node's run showed as "Xxh32" or nameless): named by its caller, and
+    // charged to the caller's owner (onnxruntime-node's run to src/model).
     const caller = parents.get(node.id);
-    const isNative = path === "" && !functionName.startsWith("(") && caller !== undefined;
-    if (isNative)
-      where = `native, from ${caller.callFrame.functionName || "(anonymous)"} ${placeOf(caller.callFrame).where}`;
+    const callerPlace =
+      place.path === "" && !functionName.startsWith("(") && caller !== undefined
+        ? placeOf(caller.callFrame)
+        : undefined;
+    const where =
+      callerPlace === undefined
+        ? place.where
+        : `native, from ${caller!.callFrame.functionName || "(anonymous)"} ${callerPlace.where}`;
     const name = functionName || "(anonymous)";
     const key = `${name} ${where}`;
     const frame = frames.get(key) ?? { name, where, hits: 0 };
     frame.hits += count;
     frames.set(key, frame);
-    // A native function is charged to its caller's owner (onnxruntime-node's run to src/model).
-    const owner = isNative
-      ? ownerOf(placeOf(caller.callFrame).path, caller.callFrame.functionName)
-      : ownerOf(path, name);
+    const owner =
+      callerPlace === undefined
+        ? ownerOf(place.path, name)
+        : ownerOf(callerPlace.path, caller!.callFrame.functionName);
     owners.set(owner, (owners.get(owner) ?? 0) + count);
   }
   const percent = (n: number) => round1((100 * n) / Math.max(1, hits));

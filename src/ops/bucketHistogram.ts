@@ -57,8 +57,10 @@ export class BucketHistogram<L extends string = never> {
   readonly aggregator = "sum";
   readonly #upperBounds: Float64Array;
   readonly #labelNames: readonly L[];
-  /** By label values joined with NUL; "" for the histogram without labels. */
+  /** By label values joined with NUL. */
   readonly #series = new Map<string, Series>();
+  /** The one series of a histogram without labels, observed without a look-up. */
+  #unlabelled: BucketObserver | undefined;
 
   constructor({ name, help, buckets, labelNames = [], registers = [] }: BucketHistogramOptions<L>) {
     const sorted = [...buckets].sort((a, b) => a - b);
@@ -68,13 +70,15 @@ export class BucketHistogram<L extends string = never> {
     this.help = help;
     this.#upperBounds = Float64Array.from(sorted);
     this.#labelNames = labelNames;
-    // Like prom-client's, a histogram without labels exports zeros before its first observation.
-    if (labelNames.length === 0) this.#series.set("", new Series({}, this.#upperBounds));
+    this.reset();
     for (const registry of registers)
       registry.registerMetric(this as unknown as Parameters<Registry["registerMetric"]>[0]);
   }
 
-  /** The series of these label values (in labelNames order), created on first use. */
+  /**
+   * The series of these label values (in labelNames order), created at zero on first use: it is
+   * exported from then on, observed or not (what prom-client's zero() is for).
+   */
   labels(...values: string[]): BucketObserver {
     if (values.length !== this.#labelNames.length)
       throw new RangeError(
@@ -92,17 +96,14 @@ export class BucketHistogram<L extends string = never> {
 
   /** An observation of the histogram without labels. */
   observe(value: number): void {
-    this.labels().observe(value);
-  }
-
-  /** A series at zero, so that it is exported before anything is observed in it. */
-  zero(labels: Readonly<Record<L, string>>): void {
-    this.labels(...this.#labelNames.map((n) => labels[n]));
+    if (this.#unlabelled === undefined) throw new TypeError(`${this.name} takes label values: use labels()`);
+    this.#unlabelled.observe(value);
   }
 
   reset(): void {
     this.#series.clear();
-    if (this.#labelNames.length === 0) this.#series.set("", new Series({}, this.#upperBounds));
+    // Like prom-client's, a histogram without labels exports zeros before its first observation.
+    this.#unlabelled = this.#labelNames.length === 0 ? this.labels() : undefined;
   }
 
   /** What prom-client's Registry reads: cumulative buckets, +Inf, sum and count per series. */

@@ -85,6 +85,7 @@ export class ScorerMetrics {
       buckets: STAGE_BUCKETS,
       registers,
     });
+    // Each stage's series exists from start-up (labels() creates it at zero).
     this.#stageChildren = new Map(STAGES.map((stage) => [stage, this.#stage.labels(stage)]));
     this.#decisionLatency = new BucketHistogram({
       name: "fraud_decision_latency_seconds",
@@ -144,7 +145,6 @@ export class ScorerMetrics {
     for (const action of ["approve", "review", "decline"])
       for (const cause of FALLBACK_CAUSE_LABELS) this.#decisions.inc({ action, fallback_cause: cause }, 0);
     for (const outcome of CARD_STATE_OUTCOMES) this.#cardState.inc({ outcome }, 0);
-    for (const stage of STAGES) this.#stage.zero({ stage });
 
     if (defaultMetrics) collectDefaultMetrics({ register: this.registry });
   }

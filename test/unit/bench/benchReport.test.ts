@@ -74,7 +74,6 @@ describe("the bench report", () => {
     const before = runBeforeTheProfiles();
     expect(renderReport(before, "run").markdown).not.toContain("Where a steady rate's CPU goes");
     const steadyProfile: HotPathSteadyProfile = {
-      label: "1000 tx/s, profiled",
       rate: 1000,
       seconds: 20,
       samplingIntervalUs: 1000,

@@ -41,7 +41,7 @@ async function bothExpositions(
   });
   for (const s of zeroed) {
     refStage.zero({ stage: s });
-    stage.zero({ stage: s });
+    stage.labels(s);
   }
   for (const { stage: s, value } of observations) {
     refStage.labels(s).observe(value);
@@ -89,5 +89,8 @@ describe("BucketHistogram", () => {
     expect(() => h.observe(Number.NaN)).toThrow(TypeError);
     expect(() => h.observe(Number.POSITIVE_INFINITY)).toThrow(TypeError);
     expect(() => new BucketHistogram({ name: "t2", help: "t", buckets: [1, 1] })).toThrow(RangeError);
+    const labelled = new BucketHistogram({ name: "t3", help: "t", buckets: BUCKETS, labelNames: ["stage"] });
+    expect(() => labelled.observe(0.01)).toThrow(TypeError);
+    expect(() => labelled.labels()).toThrow(RangeError);
   });
 });
