@@ -201,7 +201,7 @@ export const CONFIG_SETTINGS: readonly ConfigSetting[] = [
   }),
   setting(
     "scoring.lingerMs",
-    "how long a scoring batch short of the largest may wait for more, ms (not in exactly-once mode)",
+    "age (from its record's timestamp) a scoring batch short of the largest waits for its oldest transaction to reach, ms (not in exactly-once mode)",
     {
       env: "BATCH_LINGER_MS",
     },

@@ -1,11 +1,17 @@
 // The scoring queue: fed by every owned partition, drained by one loop. A batch is whatever has
-// arrived while the previous one ran, capped at maxBatch, except that a batch whose oldest
-// transaction is younger than lingerMs waits for it to reach that age (or for maxBatch to
-// arrive). Much of a batch's cost is per batch (two Redis round trips, a model run, timers):
-// scoreBatch against the real Redis took 558, 278 and 159 µs of CPU per transaction in batches
-// of 1, 5 and 10. At low rates, where every batch would hold one or two transactions, a few
-// milliseconds of linger share that cost; at high rates the previous batch's scoring outlasts
-// the linger and nothing waits. The linger bounds the added latency, far inside the budget.
+// arrived while the previous one ran, capped at maxBatch, except that a batch short of maxBatch
+// waits until its oldest transaction is lingerMs old (or maxBatch arrive). Much of a batch's cost
+// is per batch (two Redis round trips, a model run, timers): scoreBatch against the real Redis
+// took 558, 278 and 159 µs of CPU per transaction in batches of 1, 5 and 10. At low rates, where
+// every batch would hold one or two transactions, a few milliseconds of linger share that cost;
+// at high rates the previous batch's scoring outlasts the linger and nothing waits.
+//
+// A transaction's age counts from its record's timestamp (where its budget starts), not from
+// when it reached the queue: one that already spent the linger upstream (the producer's own
+// linger, the broker, the fetch) goes with the next batch, so the linger adds nothing to the
+// tail, only to transactions that arrive with time to spare. The wait after arrival is still
+// capped at lingerMs, so a producer whose clock runs ahead cannot hold a batch back longer.
+//
 // Publishing a batch's decisions, and its state write's round trip, overlap with scoring the
 // next; a submission resolves only once every decision of it is acknowledged and every state
 // write of it answered, which is when its offsets may be committed.
@@ -14,7 +20,10 @@ import type { DecidedBatch, ScoringItem } from "../scoring/scoreBatch.js";
 
 export interface ScoringQueueOptions {
   readonly maxBatch: number;
-  /** How old the oldest queued transaction may get before a batch short of maxBatch goes; 0 = never wait. */
+  /**
+   * How old (from its record's timestamp, and at most this long after it was queued) the oldest
+   * queued transaction may get before a batch short of maxBatch goes; 0 = never wait.
+   */
   readonly lingerMs?: number;
   readonly score: (items: readonly ScoringItem[]) => Promise<DecidedBatch>;
   readonly publish: (decisions: readonly DecisionInit[]) => Promise<void>;
@@ -63,7 +72,7 @@ export class ScoringQueue {
       const submission: Submission = { remaining: items.length, resolve, reject };
       const queuedAt = performance.now();
       for (const item of items) this.#queue.push({ item, submission, queuedAt });
-      if (this.#queue.length >= this.#options.maxBatch) this.#wake?.();
+      if (this.#queue.length >= this.#options.maxBatch || this.#anyLingeredOut(items)) this.#wake?.();
       void this.#drain();
     });
   }
@@ -110,10 +119,26 @@ export class ScoringQueue {
     }
   }
 
-  /** Waits until the oldest queued transaction is lingerMs old or maxBatch are queued. */
+  /** Whether one of these has already spent the linger since its record's timestamp. */
+  #anyLingeredOut(items: readonly ScoringItem[]): boolean {
+    if (this.#wake === undefined) return false;
+    const ripeBefore = Date.now() - (this.#options.lingerMs ?? 0);
+    for (const item of items) if (item.budgetStartMs <= ripeBefore) return true;
+    return false;
+  }
+
+  /** Waits until some queued transaction is lingerMs old (see the top) or maxBatch are queued. */
   async #linger(): Promise<void> {
-    const waitMs = this.#queue[0]!.queuedAt + (this.#options.lingerMs ?? 0) - performance.now();
-    if (waitMs <= 0 || this.#queue.length >= this.#options.maxBatch) return;
+    const lingerMs = this.#options.lingerMs ?? 0;
+    if (lingerMs <= 0 || this.#queue.length >= this.#options.maxBatch) return;
+    // The queue is in arrival order, which partitions interleave: the oldest record may be anywhere.
+    let oldestRecordMs = Infinity;
+    for (const { item } of this.#queue) oldestRecordMs = Math.min(oldestRecordMs, item.budgetStartMs);
+    const waitMs = Math.min(
+      this.#queue[0]!.queuedAt + lingerMs - performance.now(),
+      oldestRecordMs + lingerMs - Date.now(),
+    );
+    if (waitMs <= 0) return;
     let timer: NodeJS.Timeout | undefined;
     await new Promise<void>((resolve) => {
       this.#wake = resolve;

@@ -5,8 +5,13 @@ import { streamPosition } from "../../src/scoring/ports.js";
 import type { ScoringItem } from "../../src/scoring/scoreBatch.js";
 import { ScoringQueue } from "../../src/stream/scoringQueue.js";
 
-const item = (n: number): ScoringItem =>
-  ({ position: streamPosition(n, 0), budgetStartMs: 0, decodeUs: 0 }) as unknown as ScoringItem;
+/** A transaction whose record was stamped ageMs ago (its budget started then). */
+const item = (n: number, ageMs = 0): ScoringItem =>
+  ({
+    position: streamPosition(n, 0),
+    budgetStartMs: Date.now() - ageMs,
+    decodeUs: 0,
+  }) as unknown as ScoringItem;
 const decision = (i: ScoringItem) => ({ transactionId: String(i.position) }) as DecisionInit;
 
 function recordingQueue(maxBatch: number, lingerMs: number) {
@@ -61,6 +66,44 @@ describe("scoring queue batches", () => {
     await second;
     expect(batches).toEqual([4, 1]);
     expect(performance.now() - started).toBeGreaterThanOrEqual(299);
+  });
+
+  it("lingers only for what is left of the linger since the record's timestamp", async () => {
+    const { queue, batches } = recordingQueue(64, 100);
+    const started = performance.now();
+    // Stamped 70 ms ago (the producer, the broker and the fetch took that): 30 ms are left.
+    const first = queue.submit([item(0, 70)]);
+    await sleep(10);
+    void queue.submit([item(1, 5)]);
+    await first;
+    const waited = performance.now() - started;
+    expect(batches).toEqual([2]);
+    expect(waited).toBeGreaterThanOrEqual(25);
+    expect(waited).toBeLessThan(90);
+  });
+
+  it("does not hold a transaction that arrives already past the linger", async () => {
+    const { queue, batches } = recordingQueue(64, 200);
+    const started = performance.now();
+    const fresh = queue.submit([item(0)]);
+    await sleep(5);
+    // A partition that lagged delivers an old record: it wakes the lingering batch at once.
+    await queue.submit([item(1, 250)]);
+    await fresh;
+    expect(batches).toEqual([2]);
+    expect(performance.now() - started).toBeLessThan(150);
+  });
+
+  it("waits at most the linger after arrival, whatever a record's timestamp says", async () => {
+    const { queue, batches } = recordingQueue(64, 40);
+    const started = performance.now();
+    // A producer clock 10 s ahead: the record looks 10 s younger than it is.
+    await queue.submit([item(0, -10_000)]);
+    expect(batches).toEqual([1]);
+    const waited = performance.now() - started;
+    // Timers may fire up to a millisecond early by performance.now().
+    expect(waited).toBeGreaterThanOrEqual(37);
+    expect(waited).toBeLessThan(150);
   });
 
   it("scores the next batch while a batch's state write is out, and resolves a submission only once its write is answered", async () => {

@@ -127,8 +127,8 @@ describe("configuration sources", () => {
     expect(config.rules.file).toBe("rules/default.yaml");
     expect(config.scoring).toEqual({
       budgetMs: 200,
-      maxBatch: 64,
-      lingerMs: 8,
+      maxBatch: 256,
+      lingerMs: 20,
       thresholds: { review: 0.5, decline: 0.85 },
       minBudgetForModelMs: 40,
       stateTimeoutMs: 40,

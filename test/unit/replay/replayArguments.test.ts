@@ -24,7 +24,7 @@ describe("replay arguments", () => {
     expect(parsed.options.source).toEqual({ kind: "file", path: "tx.pbd" });
     expect(parsed.options.out).toBe("-");
     expect(parsed.options.format).toBe("ndjson");
-    expect(parsed.options.settings.batchSize).toBe(64);
+    expect(parsed.options.settings.batchSize).toBe(256); // serve's largest batch (scoring.maxBatch)
   });
 
   it("requires something to replay, and only one thing", () => {
