@@ -6,7 +6,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { DecisionInit } from "../../src/codec/messages.js";
 import { MemoryCardStateStore } from "../../src/features/memoryCardStateStore.js";
 import { decideBatch, scoreBatch, type ScoringItem } from "../../src/scoring/scoreBatch.js";
-import { LINGER_ENOUGH, ScoringQueue } from "../../src/stream/scoringQueue.js";
+import { ScoringQueue } from "../../src/stream/scoringQueue.js";
 import { configKeyDefault } from "../../src/ops/configSchema.js";
 import type { BenchContext } from "../support/benchContext.js";
 import {
@@ -42,8 +42,6 @@ export interface BatchingResult {
   readonly dynamicMaxWaitMs: number;
   /** The product's linger (scoring.lingerMs), which the continuous side runs with. */
   readonly lingerMs?: number;
-  /** A batch this large goes without lingering (ScoringQueue's LINGER_ENOUGH). */
-  readonly lingerEnough?: number;
   /** Back-to-back batches of maxBatch, no waiting: what this machine scores per second. */
   readonly capacityPerSecond: number;
   readonly loads: readonly BatchingLoad[];
@@ -94,7 +92,6 @@ export async function batching(ctx: BenchContext): Promise<BatchingResult> {
       maxBatch: plan.maxBatch,
       dynamicMaxWaitMs: plan.dynamicMaxWaitMs,
       lingerMs: PRODUCT_LINGER_MS,
-      lingerEnough: Math.min(LINGER_ENOUGH, plan.maxBatch),
       capacityPerSecond: Math.round(capacity),
       loads,
     };

@@ -1,14 +1,10 @@
 // The scoring queue: fed by every owned partition, drained by one loop. A batch is whatever has
-// arrived while the previous one ran, capped at maxBatch, except that a batch of fewer than
-// LINGER_ENOUGH transactions waits until its oldest transaction is lingerMs old (or that many
-// arrive). Much of a batch's cost is per batch (two Redis round trips, a model run, timers):
-// scoreBatch against the real Redis took 558, 278 and 159 µs of CPU per transaction in batches of
-// 1, 5 and 10. At low rates, where every batch would hold one or two transactions, a few
-// milliseconds of linger share that cost; at high rates the previous batch's scoring outlasts the
-// linger and nothing waits. In between, a batch that already shares its fixed cost widely does
-// not wait for more: at 3,000–5,000 tx/s a 20 ms linger alone made batches of 56–100 and added
-// its whole wait to the p99 (in process at 3,000 tx/s, p99 22.0 against 15.1 ms for a batcher that
-// waits at most 10 ms; end to end at 5,000, p99 54–110 ms against 53 before the linger grew).
+// arrived while the previous one ran, capped at maxBatch, except that a batch short of maxBatch
+// waits until its oldest transaction is lingerMs old (or maxBatch arrive). Much of a batch's cost
+// is per batch (two Redis round trips, a model run, timers): scoreBatch against the real Redis
+// took 558, 278 and 159 µs of CPU per transaction in batches of 1, 5 and 10. At low rates, where
+// every batch would hold one or two transactions, a few milliseconds of linger share that cost;
+// at high rates the previous batch's scoring outlasts the linger and nothing waits.
 //
 // A transaction's age counts from its record's timestamp (where its budget starts), not from
 // when it reached the queue: one that already spent the linger upstream (the producer's own
@@ -22,18 +18,11 @@
 import type { DecisionInit } from "../codec/messages.js";
 import type { DecidedBatch, ScoringItem } from "../scoring/scoreBatch.js";
 
-/**
- * A batch this large goes without lingering: the main thread's fixed cost per batch is about
- * 0.8 ms at a steady rate (section 8 of the bench), under 25 µs a transaction shared 32 ways.
- */
-export const LINGER_ENOUGH = 32;
-
 export interface ScoringQueueOptions {
   readonly maxBatch: number;
   /**
    * How old (from its record's timestamp, and at most this long after it was queued) the oldest
-   * queued transaction may get before a batch of fewer than LINGER_ENOUGH (or maxBatch, if
-   * smaller) goes; 0 = never wait.
+   * queued transaction may get before a batch short of maxBatch goes; 0 = never wait.
    */
   readonly lingerMs?: number;
   readonly score: (items: readonly ScoringItem[]) => Promise<DecidedBatch>;
@@ -65,7 +54,7 @@ export class ScoringQueue {
   #draining = false;
   readonly #inFlight = new Set<Promise<void>>();
   #idleWaiters: Array<() => void> = [];
-  /** Ends the current linger early (enough has arrived, or a transaction already old). */
+  /** Ends the current linger early (maxBatch has arrived). */
   #wake: (() => void) | undefined;
 
   constructor(options: ScoringQueueOptions) {
@@ -83,7 +72,7 @@ export class ScoringQueue {
       const submission: Submission = { remaining: items.length, resolve, reject };
       const queuedAt = performance.now();
       for (const item of items) this.#queue.push({ item, submission, queuedAt });
-      if (this.#queue.length >= this.#enough || this.#anyLingeredOut(items)) this.#wake?.();
+      if (this.#queue.length >= this.#options.maxBatch || this.#anyLingeredOut(items)) this.#wake?.();
       void this.#drain();
     });
   }
@@ -138,14 +127,10 @@ export class ScoringQueue {
     return false;
   }
 
-  get #enough(): number {
-    return Math.min(LINGER_ENOUGH, this.#options.maxBatch);
-  }
-
-  /** Waits until some queued transaction is lingerMs old (see the top) or enough are queued. */
+  /** Waits until some queued transaction is lingerMs old (see the top) or maxBatch are queued. */
   async #linger(): Promise<void> {
     const lingerMs = this.#options.lingerMs ?? 0;
-    if (lingerMs <= 0 || this.#queue.length >= this.#enough) return;
+    if (lingerMs <= 0 || this.#queue.length >= this.#options.maxBatch) return;
     // The queue is in arrival order, which partitions interleave: the oldest record may be anywhere.
     let oldestRecordMs = Infinity;
     for (const { item } of this.#queue) oldestRecordMs = Math.min(oldestRecordMs, item.budgetStartMs);

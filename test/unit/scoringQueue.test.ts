@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { DecisionInit } from "../../src/codec/messages.js";
 import { streamPosition } from "../../src/scoring/ports.js";
 import type { ScoringItem } from "../../src/scoring/scoreBatch.js";
-import { LINGER_ENOUGH, ScoringQueue } from "../../src/stream/scoringQueue.js";
+import { ScoringQueue } from "../../src/stream/scoringQueue.js";
 
 /** A transaction whose record was stamped ageMs ago (its budget started then). */
 const item = (n: number, ageMs = 0): ScoringItem =>
@@ -66,14 +66,6 @@ describe("scoring queue batches", () => {
     await second;
     expect(batches).toEqual([4, 1]);
     expect(performance.now() - started).toBeGreaterThanOrEqual(299);
-  });
-
-  it("does not linger once a batch holds LINGER_ENOUGH, however large maxBatch is", async () => {
-    const { queue, batches } = recordingQueue(256, 300);
-    const started = performance.now();
-    await queue.submit(Array.from({ length: LINGER_ENOUGH }, (_, n) => item(n)));
-    expect(batches).toEqual([LINGER_ENOUGH]);
-    expect(performance.now() - started).toBeLessThan(200);
   });
 
   it("lingers only for what is left of the linger since the record's timestamp", async () => {

@@ -17,7 +17,7 @@ export const batchingReport: SectionRenderer<BatchingResult> = {
   chapter: (b, chart) => [
     `In process: the real \`scoreBatch\`, fp32 model and rules, an in-memory card-state store; an open-loop arrival ` +
       `schedule feeds either the product's \`ScoringQueue\` (continuous: whatever arrived while the last batch ran, ≤ ${b.maxBatch}` +
-      `${b.lingerMs ? `, a batch of fewer than ${b.lingerEnough ?? b.maxBatch} waiting until its oldest is ${b.lingerMs} ms old` : ""}) ` +
+      `${b.lingerMs ? `, a short batch waiting until its oldest is ${b.lingerMs} ms old` : ""}) ` +
       `or the foil in bench/sections/dynamicBatcher.ts (wait until ${b.maxBatch} arrive or ${b.dynamicMaxWaitMs} ms pass). ` +
       `Time to decision: scheduled arrival → decision published. Back-to-back capacity here: ${fmt(b.capacityPerSecond)} tx/s; ` +
       `the high load is kept under it.`,
