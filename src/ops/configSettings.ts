@@ -201,7 +201,7 @@ export const CONFIG_SETTINGS: readonly ConfigSetting[] = [
   }),
   setting(
     "scoring.lingerMs",
-    "age (from its record's timestamp) a scoring batch short of the largest waits for its oldest transaction to reach, ms (not in exactly-once mode)",
+    "how old (from its record's timestamp; at most this long after arrival) the oldest transaction of a short scoring batch may get before the batch goes, ms (not in exactly-once mode)",
     {
       env: "BATCH_LINGER_MS",
     },

@@ -13,8 +13,9 @@
 //
 // A transaction's age counts from its record's timestamp (where its budget starts), not from
 // when it reached the queue: one that already spent the linger upstream (the producer's own
-// linger, the broker, the fetch) goes with the next batch, so the linger adds nothing to the
-// tail, only to transactions that arrive with time to spare. The wait after arrival is still
+// linger, the broker, the fetch) goes with the next batch, so at a steady rate the linger delays
+// transactions that arrive with time to spare rather than the tail (at 5,000 tx/s the larger
+// batches did raise p99, 54–110 against 53 ms, inside the budget). The wait after arrival is still
 // capped at lingerMs, so a producer whose clock runs ahead cannot hold a batch back longer.
 //
 // Publishing a batch's decisions, and its state write's round trip, overlap with scoring the
