@@ -127,6 +127,9 @@ export function kafkajsApiSink<Extra extends object>(
       await connected;
       await producer.sendBatch({ ...extra, topicMessages: byTopic(records) });
     },
+    async warm() {
+      await connected;
+    },
     async close() {
       await connected.catch(() => undefined);
       await producer.disconnect();

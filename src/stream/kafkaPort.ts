@@ -147,6 +147,14 @@ export interface SinkOptions {
  */
 export interface RecordSink {
   publish(records: readonly OutgoingRecord[]): Promise<void>;
+  /**
+   * Does now what the first publishes to these topics would otherwise do on their way: connect
+   * every producer, take its producer id, learn the partitions' leaders and connect to them.
+   * Publishing does not need it; a caller that knows its topics calls it before it takes traffic,
+   * so its first records do not pay those round trips (measured: the first decisions of a run
+   * 77–122 ms from decided to appended, later ones a few ms). Fails when a topic is missing.
+   */
+  warm(topics: readonly string[]): Promise<void>;
   close(): Promise<void>;
 }
 

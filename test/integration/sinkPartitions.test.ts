@@ -84,3 +84,20 @@ it("sends partition by partition to the same partitions, each record once", asyn
   }
   expect(await landedOn(topic)).toEqual(expected);
 }, 60_000);
+
+it("warms before the first publish, which then lands as it would have; a missing topic is not_found", async () => {
+  const topic = await newTopic();
+  const { keyed, pinned, expected } = recordsFor(topic);
+  const sink = port.sink();
+  try {
+    await sink.warm([topic]);
+    await Promise.all([sink.publish(keyed), sink.publish(pinned)]);
+    const missing = `sink-partitions-missing-${randomUUID().slice(0, 8)}`;
+    await expect(sink.warm([missing])).rejects.toMatchObject({ name: "KafkaPortError", kind: "not_found" });
+    expect(await admin.listTopics()).not.toContain(missing);
+  } finally {
+    await sink.close();
+  }
+
+  expect(await landedOn(topic)).toEqual(expected);
+}, 60_000);

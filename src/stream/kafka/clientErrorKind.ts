@@ -51,6 +51,18 @@ export function isTopicAlreadyExists(error: unknown): boolean {
 }
 
 /**
+ * A request named a topic the cluster does not have (and was not asked to create it): the
+ * broker's error code, or the client's own refusal after a metadata answer without the topic.
+ */
+export function isUnknownTopicError(error: unknown): boolean {
+  for (const e of errorTree(error)) {
+    if (e.apiId === "UNKNOWN_TOPIC_OR_PARTITION") return true;
+    if (e.code === "PLT_KFK_USER" && String(e.message).startsWith("Unknown topic")) return true;
+  }
+  return false;
+}
+
+/**
  * The client would retry it: no error in its tree says otherwise (a broker that is down, a
  * leader that moved). The client's own test, applied after its retries have run out.
  */

@@ -17,7 +17,12 @@ import {
   type SinkTransaction,
   type TransactionalSink,
 } from "../kafkaPort.js";
-import { innermostReasons, isRetriableClientError, isStaleLeaderError } from "./clientErrorKind.js";
+import {
+  innermostReasons,
+  isRetriableClientError,
+  isStaleLeaderError,
+  isUnknownTopicError,
+} from "./clientErrorKind.js";
 import { RETRY_DELAY_MS } from "./clientOptions.js";
 import { CoalescingSend } from "./coalescingSend.js";
 import { sendByPartition } from "./partitionSends.js";
@@ -101,6 +106,34 @@ export class PlatformaticSink implements RecordSink {
       throw new KafkaPortError(
         "publish_failed",
         `could not publish ${records.length} records (${innermostReasons(cause)})`,
+        { cause },
+      );
+    }
+  }
+
+  async warm(topics: readonly string[]): Promise<void> {
+    if (topics.length === 0) return;
+    try {
+      // One message per partition: getSendConnections connects to each one's leader.
+      const { topics: known } = await this.#producers[0]!.metadata({ topics: [...topics] });
+      const messages: Message[] = [];
+      for (const topic of topics) {
+        const partitions = known.get(topic)?.partitionsCount;
+        if (partitions === undefined)
+          throw new KafkaPortError("not_found", `topic "${topic}" does not exist`);
+        for (let partition = 0; partition < partitions; partition++) messages.push({ topic, partition });
+      }
+      await Promise.all(
+        this.#producers.map(async (producer) => {
+          await producer.initIdempotentProducer({});
+          await producer.getSendConnections({ messages });
+        }),
+      );
+    } catch (cause) {
+      if (cause instanceof KafkaPortError) throw cause;
+      throw new KafkaPortError(
+        isUnknownTopicError(cause) ? "not_found" : "publish_failed",
+        `could not prepare to publish to ${topics.join(", ")} (${innermostReasons(cause)})`,
         { cause },
       );
     }

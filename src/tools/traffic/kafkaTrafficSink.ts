@@ -21,6 +21,18 @@ const RETRY_FOR_MS = 120_000;
 export async function openKafkaTrafficSink({ kafka, topic }: KafkaTrafficSinkOptions): Promise<TrafficSink> {
   const partitions = await partitionCount(kafka, topic);
   const sink = kafka.sink({ retryForMs: RETRY_FOR_MS });
+  // Before the schedule's clock starts: a record is stamped with its scheduled time, so the first
+  // ones would otherwise carry the producers' connecting and their ids as latency.
+  await sink.warm([topic]).catch(async (err: unknown) => {
+    await sink.close().catch(() => {});
+    throw new TrafficSinkError(
+      "unreachable",
+      `cannot prepare to publish to Kafka: ${(err as Error).message}`,
+      {
+        cause: err,
+      },
+    );
+  });
   return {
     description: `Kafka topic ${topic} (${partitions} partitions, idempotent, acks=all)`,
     partitions,
