@@ -25,6 +25,10 @@ export interface DecidedTransaction extends SentTransaction {
   readonly fallback: boolean;
   /** The FallbackCause number (0 when the model decided). */
   readonly fallbackCause: number;
+  /** Record timestamp → picked by the scoring loop, from the decision's own timings. */
+  readonly arrivalMs: number;
+  /** Decided → broker append. */
+  readonly publishMs: number;
 }
 
 export interface DecisionAudit {

@@ -224,6 +224,8 @@ describe("stallsByEvent", () => {
       appendedMs,
       fallback: false,
       fallbackCause: 0,
+      arrivalMs: 0,
+      publishMs: 0,
     });
     const appends = [
       ...[0, 100, 200, 300].map((t) => decided(0, t)), // steady: 100 ms gaps
