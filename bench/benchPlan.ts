@@ -1,6 +1,8 @@
 // How much of everything a run does: the full run (`npm run bench`, about ten minutes on a
 // 2-core machine) and the smoke run (`npm run bench -- --smoke`, under a minute, which only
 // proves the harness still works; its numbers mean little).
+import { configKeyDefault } from "../src/ops/configSchema.js";
+
 export interface BenchPlan {
   readonly smoke: boolean;
   readonly traffic: { readonly transactions: number; readonly seed: number };
@@ -114,7 +116,8 @@ export const FULL_PLAN: BenchPlan = {
     // V8 was still optimizing it in the measured pass (34.2/34.5 against 28.6/31.7 µs/tx after
     // 60k, alternating runs).
     warmupTransactions: 60_000,
-    maxBatch: 64,
+    // The product's batch cap (scoring.maxBatch): a drain's batches are full ones.
+    maxBatch: configKeyDefault("scoring.maxBatch") as number,
     steadyRate: 1_000,
     steadyS: 20,
     // At 200 batches/s V8 is still optimizing the per-batch functions for the first ~15 s; with

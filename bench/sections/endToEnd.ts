@@ -10,6 +10,7 @@ import { DecisionLatencyCollector, LatencySink, type LatencyReport } from "../su
 import { ScorerChild } from "../../src/tools/scorerChild.js";
 import { scorerEnv } from "../support/benchScorer.js";
 import { wallClock } from "../support/wallClock.js";
+import { configKeyDefault } from "../../src/ops/configSchema.js";
 
 export interface RateStep extends LatencyReport {
   readonly targetRate: number;
@@ -34,6 +35,9 @@ export interface RateStep extends LatencyReport {
 
 export interface EndToEndResult {
   readonly budgetMs: number;
+  /** serve's scoring.maxBatch and scoring.lingerMs defaults (absent in results from before 2026-12-03). */
+  readonly maxBatch?: number;
+  readonly lingerMs?: number;
   readonly partitions: number;
   readonly warmupS: number;
   readonly measureS: number;
@@ -247,6 +251,8 @@ export async function endToEnd(ctx: BenchContext): Promise<EndToEndResult> {
     }
     return {
       budgetMs,
+      maxBatch: configKeyDefault("scoring.maxBatch") as number,
+      lingerMs: configKeyDefault("scoring.lingerMs") as number,
       partitions,
       warmupS,
       measureS,

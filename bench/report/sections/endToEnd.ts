@@ -38,7 +38,7 @@ export const endToEndReport: SectionRenderer<EndToEndResult> = {
       ...e.search.probes.map((s) => ({ ...s, kind: "search" })),
     ];
     return [
-      `\`fraud-scorer serve\` (child process, defaults: max batch 64, budget ${e.budgetMs} ms, fp32 model on CPU) against ` +
+      `\`fraud-scorer serve\` (child process, defaults: ${e.maxBatch === undefined ? "" : `max batch ${e.maxBatch}, linger ${e.lingerMs} ms, `}budget ${e.budgetMs} ms, fp32 model on CPU) against ` +
         `the local broker and Redis; ${e.partitions} partitions; open-loop load from \`src/traffic\` at each rate for ` +
         `${e.warmupS} s (not counted) + ${e.measureS} s (the first fixed rate, the product's promise, longer: see its row). Latency runs from each transaction's scheduled send time to its ` +
         `decision's broker append time (LogAppendTime), so a late load generator counts against us (coordinated-omission ` +
