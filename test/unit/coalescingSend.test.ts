@@ -215,3 +215,37 @@ describe("several lanes: requests in flight at once, order kept per key", () => 
     expect(requests.map((r) => r.messages)).toEqual([["a:1"], ["b:1"]]);
   });
 });
+
+describe("a backlog longer than one request looks at", () => {
+  it("delivers every message once, each key in order, when most of it is keys in flight", async () => {
+    const { requests, send } = controlledLanes();
+    const keyOf = (m: string) => m.split(":")[0]!;
+    const sink = new CoalescingSend({ send, lanes: 3, orderKeyOf: keyOf, maxMessages: 500 });
+    // 60k messages over 7 keys, published while requests are out: far more than a request scans.
+    const publishes: Promise<void>[] = [];
+    for (let p = 0; p < 120; p++)
+      publishes.push(
+        sink.publish(Array.from({ length: 500 }, (_, i) => `k${(p * 500 + i) % 7}:${p * 500 + i}`)),
+      );
+    const delivered: string[] = [];
+    let settled = 0;
+    // Acknowledge the latest request first, then the earlier ones: lanes finish out of order.
+    while (settled < requests.length || delivered.length < 60_000) {
+      await tick();
+      const open = requests.slice(settled);
+      if (open.length === 0) break;
+      for (const r of open.reverse()) {
+        delivered.push(...r.messages);
+        r.settle();
+      }
+      settled = requests.length;
+    }
+    expect(delivered).toHaveLength(60_000);
+    expect(new Set(delivered).size).toBe(60_000);
+    for (let k = 0; k < 7; k++) {
+      const sequence = delivered.filter((m) => keyOf(m) === `k${k}`).map((m) => Number(m.split(":")[1]));
+      expect(sequence).toEqual([...sequence].sort((a, b) => a - b));
+    }
+    await Promise.all(publishes);
+  });
+});

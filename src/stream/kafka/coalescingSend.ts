@@ -30,6 +30,9 @@ export interface CoalescingSendOptions<M> {
   readonly sizeOf?: (message: M) => number;
 }
 
+/** Queued messages one request looks at, at most (see #take). */
+const MAX_SCAN = 20_000;
+
 interface Publish {
   /** Messages not yet acknowledged. */
   left: number;
@@ -99,29 +102,38 @@ export class CoalescingSend<M> {
     }
   }
 
-  /** The next request: queued messages in order, skipping keys in flight or already skipped. */
+  /**
+   * The next request: queued messages in order, skipping keys in flight or already skipped. The
+   * scan stops once the request is full, or after MAX_SCAN messages: the rest stays queued as it
+   * is. Walking (and copying) the whole queue for every request made a backlog costlier the
+   * longer it grew, worst when most of it was keys in flight (the load generator at 100k tx/s: a
+   * third of its CPU here, and falling further behind). Stopping early never breaks the order,
+   * only takes less: a message passed over is skipped as any blocked one is, and every lane that
+   * finishes takes again.
+   */
   #take(): Queued<M>[] {
+    const queue = this.#queue;
     const taken: Queued<M>[] = [];
     const kept: Queued<M>[] = [];
     const blocked = new Set<string>();
+    const end = Math.min(queue.length, MAX_SCAN);
     let bytes = 0;
-    let full = false;
-    for (const q of this.#queue) {
-      if (full || blocked.has(q.key) || this.#keysInFlight.has(q.key)) {
+    let i = 0;
+    for (; i < end; i++) {
+      const q = queue[i]!;
+      if (blocked.has(q.key) || this.#keysInFlight.has(q.key)) {
         blocked.add(q.key);
         kept.push(q);
         continue;
       }
-      if (taken.length > 0 && (taken.length >= this.#maxMessages || bytes + q.bytes > this.#maxBytes)) {
-        full = true;
-        kept.push(q);
-        continue;
-      }
+      if (taken.length > 0 && (taken.length >= this.#maxMessages || bytes + q.bytes > this.#maxBytes)) break;
       bytes += q.bytes;
       taken.push(q);
     }
     for (const q of taken) this.#keysInFlight.set(q.key, (this.#keysInFlight.get(q.key) ?? 0) + 1);
-    this.#queue = kept;
+    if (taken.length > 0)
+      this.#queue =
+        i === queue.length ? kept : kept.length === 0 ? queue.slice(i) : kept.concat(queue.slice(i));
     return taken;
   }
 
