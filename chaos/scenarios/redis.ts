@@ -48,6 +48,7 @@ export const redisOutageScenario: Scenario = {
         [
           "card state not checked: the killed Redis had no persistence",
           slowestDecisions(d.decidedTransactions, { killedAtMs, backAtMs }),
+          byWindow(d.decidedTransactions, { killedAtMs, backAtMs }),
         ],
       );
     } finally {
@@ -116,6 +117,35 @@ function slowestDecisions(
       return `${ms(latency(d))} (sent ${relative(d.timestampMs)}; arrival ${ms(d.arrivalMs)}, publish ${ms(d.publishMs)}; ${cause})`;
     })
     .join("; ")}`;
+}
+
+/**
+ * p99 and the rules' share per 5 s of send time, with the kill and the restart marked: whether
+ * the rules decided during the outage only, or a cascade ran on before or after it.
+ */
+function byWindow(
+  decided: readonly DecidedTransaction[],
+  { killedAtMs, backAtMs }: { killedAtMs: number; backAtMs: number },
+  windowMs = 5_000,
+): string {
+  if (decided.length === 0) return "per 5 s: no decisions";
+  const start = Math.min(...decided.map((d) => d.timestampMs));
+  const windows: DecidedTransaction[][] = [];
+  for (const d of decided) (windows[Math.floor((d.timestampMs - start) / windowMs)] ??= []).push(d);
+  const cells = windows.map((w, i) => {
+    const from = start + i * windowMs;
+    const mark =
+      killedAtMs >= from && killedAtMs < from + windowMs
+        ? " kill"
+        : backAtMs >= from && backAtMs < from + windowMs
+          ? " back"
+          : "";
+    if (w === undefined) return `${i * 5}s${mark}: —`;
+    const latencies = w.map((d) => d.appendedMs - d.timestampMs).sort((a, b) => a - b);
+    const p99 = latencies[Math.min(latencies.length - 1, Math.ceil(0.99 * latencies.length) - 1)]!;
+    return `${i * 5}s${mark}: ${ms(p99)}, ${pct(fallbackOf(w).share)} rules`;
+  });
+  return `per 5 s of send time (p99, rules' share): ${cells.join("; ")}`;
 }
 
 const pct = (share: number) => `${(share * 100).toFixed(1)} %`;
