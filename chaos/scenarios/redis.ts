@@ -4,7 +4,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { FallbackCause } from "../../src/codec/messages.js";
 import { clusterSlot } from "../../src/state/redisRoundTrip.js";
-import type { DecidedTransaction } from "../decisionAudit.js";
+import { percentile, type DecidedTransaction } from "../decisionAudit.js";
 import { startDelayProxy } from "../delayProxy.js";
 import { faultRun } from "../faultRun.js";
 import { ms, outcome } from "../outcome.js";
@@ -90,6 +90,9 @@ function fallbackOf(decided: readonly DecidedTransaction[]): { share: number; ca
   };
 }
 
+/** Record timestamp (scheduled send) → broker append of the decision, as the audit counts it. */
+const latencyOf = (d: DecidedTransaction) => d.appendedMs - d.timestampMs;
+
 /**
  * Where the slowest decisions fell: when their records were sent relative to the kill and the
  * restart, and which leg (arrival: sent → picked by the scoring loop; publish: decided →
@@ -101,20 +104,19 @@ function slowestDecisions(
   { killedAtMs, backAtMs }: { killedAtMs: number; backAtMs: number },
   count = 3,
 ): string {
-  const latency = (d: DecidedTransaction) => d.appendedMs - d.timestampMs;
   const relative = (atMs: number) =>
     atMs < killedAtMs
       ? `${Math.round(killedAtMs - atMs)} ms before the kill`
       : atMs < backAtMs
         ? `${Math.round(atMs - killedAtMs)} ms after the kill`
         : `${Math.round(atMs - backAtMs)} ms after the restart`;
-  const slowest = [...decided].sort((a, b) => latency(b) - latency(a)).slice(0, count);
+  const slowest = [...decided].sort((a, b) => latencyOf(b) - latencyOf(a)).slice(0, count);
   return `slowest decisions: ${slowest
     .map((d) => {
       const cause = d.fallback
         ? (FallbackCause[d.fallbackCause] ?? String(d.fallbackCause)).replace("FALLBACK_CAUSE_", "")
         : "model";
-      return `${ms(latency(d))} (sent ${relative(d.timestampMs)}; arrival ${ms(d.arrivalMs)}, publish ${ms(d.publishMs)}; ${cause})`;
+      return `${ms(latencyOf(d))} (sent ${relative(d.timestampMs)}; arrival ${ms(d.arrivalMs)}, publish ${ms(d.publishMs)}; ${cause})`;
     })
     .join("; ")}`;
 }
@@ -129,7 +131,7 @@ function byWindow(
   windowMs = 5_000,
 ): string {
   if (decided.length === 0) return "per 5 s: no decisions";
-  const start = Math.min(...decided.map((d) => d.timestampMs));
+  const start = decided.reduce((min, d) => Math.min(min, d.timestampMs), Infinity);
   const windows: DecidedTransaction[][] = [];
   for (const d of decided) (windows[Math.floor((d.timestampMs - start) / windowMs)] ??= []).push(d);
   const cells = windows.map((w, i) => {
@@ -141,8 +143,10 @@ function byWindow(
           ? " back"
           : "";
     if (w === undefined) return `${i * 5}s${mark}: —`;
-    const latencies = w.map((d) => d.appendedMs - d.timestampMs).sort((a, b) => a - b);
-    const p99 = latencies[Math.min(latencies.length - 1, Math.ceil(0.99 * latencies.length) - 1)]!;
+    const p99 = percentile(
+      w.map(latencyOf).sort((a, b) => a - b),
+      99,
+    );
     return `${i * 5}s${mark}: ${ms(p99)}, ${pct(fallbackOf(w).share)} rules`;
   });
   return `per 5 s of send time (p99, rules' share): ${cells.join("; ")}`;

@@ -296,9 +296,8 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
     maxQueuedItems: scoring.maxBatch * 16,
     onFatal: (err) => stopFatally(err, "decisions could not be published"),
   });
-  // Connected, with producer ids and the decision partitions' leaders, before the group is
-  // joined: otherwise the first decisions pay for it (77–122 ms decided → appended in the chaos
-  // runs, later ones a few ms). Best effort: a publish opens whatever this could not.
+  // Before the group is joined, so the first decisions do not pay for it (RecordSink.warm).
+  // Best effort: a publish opens whatever this could not.
   await sink?.warm([k.decisionsTopic]).catch((err: unknown) => {
     logger.warn({ err }, "the decision producer could not be prepared; the first decisions will do it");
   });

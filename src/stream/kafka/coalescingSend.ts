@@ -131,9 +131,7 @@ export class CoalescingSend<M> {
       taken.push(q);
     }
     for (const q of taken) this.#keysInFlight.set(q.key, (this.#keysInFlight.get(q.key) ?? 0) + 1);
-    if (taken.length > 0)
-      this.#queue =
-        i === queue.length ? kept : kept.length === 0 ? queue.slice(i) : kept.concat(queue.slice(i));
+    if (taken.length > 0) this.#queue = i === queue.length ? kept : kept.concat(queue.slice(i));
     return taken;
   }
 
