@@ -127,7 +127,8 @@ export const FULL_PLAN: BenchPlan = {
     steadyWarmupS: 20,
   },
   kafkaClients: { records: 200_000, partitions: 12, rounds: 3 },
-  coldStart: { runsPerVariant: 3, transactions: 100, rate: 100 },
+  // The first 3 s at the rate the product promises: a scorer started into load.
+  coldStart: { runsPerVariant: 3, transactions: 3_000, rate: 1_000 },
   loadGenerator: {
     rates: [1_000, 10_000, 50_000, 100_000],
     seconds: 4,

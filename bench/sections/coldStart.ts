@@ -1,10 +1,17 @@
-// 7. Cold start: `serve` from spawn to ready (model verified, warmed, schemas registered, group
-// joined: /readyz polled every 20 ms), then the latency of its first decisions, with the model
-// warm-up and without it (MODEL_WARM_UP=false). Runs alternate between the two.
+// 7. Cold start: `serve` from spawn to ready (model verified, warmed, scoring path warmed, schemas
+// registered, group joined: /readyz polled every 20 ms), then the latency and CPU of its first
+// decisions at the product's promised rate, with the warm-ups and without them
+// (MODEL_WARM_UP=false). Runs alternate between the two.
 import { produceTraffic } from "../../src/tools/traffic/produceTraffic.js";
 import type { BenchContext } from "../support/benchContext.js";
 import { median, round1, round3 } from "../support/alternatingRounds.js";
-import { DecisionLatencyCollector, LatencySink, type Stage } from "../support/decisionLatencies.js";
+import {
+  DecisionLatencyCollector,
+  LatencySink,
+  slowestLine,
+  type DecisionBreakdown,
+  type Stage,
+} from "../support/decisionLatencies.js";
 import type { LatencySummary } from "../../src/tools/latencyHistogram.js";
 import { ScorerChild, type StartTimeline } from "../../src/tools/scorerChild.js";
 import { scorerEnv } from "../support/benchScorer.js";
@@ -19,6 +26,14 @@ export interface ColdStartRun {
   /** The first decision's own stage timings. */
   readonly firstDecisionStagesMs: Readonly<Record<Stage, number>>;
   readonly firstDecisions: LatencySummary;
+  /** The scorer's CPU (every thread) from the first send until they were all decided, per transaction. */
+  readonly cpuUsPerTransaction: number;
+  /** The scorer's longest event-loop delay in that time. */
+  readonly loopDelayMaxMs: number;
+  /** The load generator's own lateness: how late its latest transaction was handed to the client. */
+  readonly sendLagMaxMs: number;
+  /** The slowest of them, `dueAtMs` counted from the load's first scheduled send. */
+  readonly slowest: readonly DecisionBreakdown[];
   readonly undecided: number;
 }
 
@@ -27,7 +42,9 @@ export interface ColdStartVariant {
   readonly firstDecisionMs: number;
   readonly firstDecisionModelUs: number;
   readonly firstDecisionsP50Ms: number;
+  readonly firstDecisionsP99Ms: number;
   readonly firstDecisionsMaxMs: number;
+  readonly firstDecisionsCpuUsPerTx: number;
 }
 
 export interface ColdStartResult {
@@ -40,6 +57,9 @@ export interface ColdStartResult {
   /** without ÷ with: what skipping the warm-up costs the first decision. */
   readonly firstDecisionWithoutOverWith: number;
   readonly firstModelStageWithoutOverWith: number;
+  /** without ÷ with: the p99 of the first transactions, and the scorer's CPU for them. */
+  readonly firstDecisionsP99WithoutOverWith: number;
+  readonly firstDecisionsCpuWithoutOverWith: number;
   readonly startToReadyWithOverWithout: number;
 }
 
@@ -53,9 +73,13 @@ export async function coldStart(ctx: BenchContext): Promise<ColdStartResult> {
     for (const warmUp of r % 2 === 0 ? [true, false] : [false, true]) {
       const run = await startOnce(ctx, warmUp, runs.length);
       runs.push(run);
+      const worst = run.slowest[0];
       ctx.log(
         `  warm-up ${warmUp ? "on " : "off"}: ready in ${run.timeline.readyMs} ms, first decision ${run.firstDecisionMs} ms ` +
-          `(model ${run.firstDecisionModelUs} µs), first ${transactions} p50 ${run.firstDecisions.p50Ms} ms`,
+          `(model ${run.firstDecisionModelUs} µs), first ${transactions} p50 ${run.firstDecisions.p50Ms} ms, ` +
+          `p99 ${run.firstDecisions.p99Ms} ms, max ${run.firstDecisions.maxMs} ms, scorer ${run.cpuUsPerTransaction} µs CPU/tx` +
+          (worst === undefined ? "" : `; the slowest ${slowestLine(worst)}`) +
+          `; send lag max ${run.sendLagMaxMs} ms, scorer loop delay max ${run.loopDelayMaxMs} ms`,
       );
     }
   }
@@ -66,6 +90,8 @@ export async function coldStart(ctx: BenchContext): Promise<ColdStartResult> {
       firstDecisionMs: round3(median(of.map((r) => r.firstDecisionMs))),
       firstDecisionModelUs: median(of.map((r) => r.firstDecisionModelUs)),
       firstDecisionsP50Ms: round3(median(of.map((r) => r.firstDecisions.p50Ms))),
+      firstDecisionsP99Ms: round3(median(of.map((r) => r.firstDecisions.p99Ms))),
+      firstDecisionsCpuUsPerTx: round1(median(of.map((r) => r.cpuUsPerTransaction))),
       firstDecisionsMaxMs: round3(median(of.map((r) => r.firstDecisions.maxMs))),
     };
   };
@@ -80,6 +106,12 @@ export async function coldStart(ctx: BenchContext): Promise<ColdStartResult> {
     firstDecisionWithoutOverWith: round3(withoutWarmUp.firstDecisionMs / withWarmUp.firstDecisionMs),
     firstModelStageWithoutOverWith: round3(
       Math.max(1, withoutWarmUp.firstDecisionModelUs) / Math.max(1, withWarmUp.firstDecisionModelUs),
+    ),
+    firstDecisionsP99WithoutOverWith: round3(
+      withoutWarmUp.firstDecisionsP99Ms / withWarmUp.firstDecisionsP99Ms,
+    ),
+    firstDecisionsCpuWithoutOverWith: round3(
+      withoutWarmUp.firstDecisionsCpuUsPerTx / withWarmUp.firstDecisionsCpuUsPerTx,
     ),
     startToReadyWithOverWithout: round3(withWarmUp.startToReadyMs / withoutWarmUp.startToReadyMs),
   };
@@ -106,7 +138,8 @@ async function startOnce(ctx: BenchContext, warmUp: boolean, n: number): Promise
     const clock = wallClock();
     const startMs = clock.nowMs() + 100;
     const intervalMs = 1000 / rate;
-    await produceTraffic({
+    const cpuBeforeS = await scorer.metric("process_cpu_seconds_total");
+    const sent = await produceTraffic({
       kafka: ctx.port,
       topic: topics.transactions,
       source: ctx.traffic.take(transactions),
@@ -118,6 +151,9 @@ async function startOnce(ctx: BenchContext, warmUp: boolean, n: number): Promise
         collector.expect(transactionId, startMs + index * intervalMs, sink),
     });
     await collector.drain(sink, Date.now() + 15_000);
+    // prom-client resets its event-loop histogram at each scrape: this is since the one above.
+    const loopDelayMaxMs = round1((await scorer.metric("nodejs_eventloop_lag_max_seconds")) * 1000);
+    const cpuS = (await scorer.metric("process_cpu_seconds_total")) - cpuBeforeS;
     if (!sink.first) throw new Error(`no decision within 15 s of ${transactions} transactions`);
     const { endToEndMs, stagesMs } = sink.first;
     return {
@@ -127,6 +163,10 @@ async function startOnce(ctx: BenchContext, warmUp: boolean, n: number): Promise
       firstDecisionModelUs: Math.round(stagesMs.model * 1000),
       firstDecisionStagesMs: stagesMs,
       firstDecisions: sink.endToEnd.summary(),
+      cpuUsPerTransaction: round1((cpuS * 1e6) / transactions),
+      sendLagMaxMs: round1(sent.sendLag.maxMs),
+      loopDelayMaxMs,
+      slowest: sink.slowest.map((d) => ({ ...d, dueAtMs: round1(d.dueAtMs - startMs) })),
       undecided: sink.undecided,
     };
   } finally {

@@ -9,6 +9,7 @@ import { FallbackCause, type Decision } from "../../src/codec/messages.js";
 import { followDecisions, type Following } from "../../src/decisions/followDecisions.js";
 import { LatencyHistogram, type LatencySummary } from "../../src/tools/latencyHistogram.js";
 import { appendTimeReaderPort } from "./appendTimeReader.js";
+import { round1 } from "./alternatingRounds.js";
 
 export const STAGES = [
   "queue",
@@ -43,6 +44,18 @@ export interface LatencyReport {
   readonly fallbackCauses: Readonly<Record<string, number>>;
 }
 
+/** One decision's latency and where it went. */
+export interface DecisionBreakdown {
+  readonly endToEndMs: number;
+  /** When its transaction was due to be sent (epoch ms): the load's schedule. */
+  readonly dueAtMs: number;
+  /** The fallback cause's name, "" when the model decided. */
+  readonly fallbackCause: string;
+  readonly stagesMs: Readonly<Record<Stage, number>>;
+}
+
+const SLOWEST_KEPT = 5;
+
 /** The latencies of one measured window (a rate step, a cold start's first decisions). */
 export class LatencySink {
   readonly endToEnd = new LatencyHistogram();
@@ -52,7 +65,9 @@ export class LatencySink {
     LatencyHistogram
   >;
   /** The first decision to arrive: where a cold start's time went. */
-  first: { readonly endToEndMs: number; readonly stagesMs: Readonly<Record<Stage, number>> } | undefined;
+  first: DecisionBreakdown | undefined;
+  /** The slowest decisions, slowest first: where a window's misses went. */
+  readonly slowest: DecisionBreakdown[] = [];
   expected = 0;
   decided = 0;
   undecided = 0;
@@ -81,23 +96,37 @@ export class LatencySink {
     }
     // decided_at_ms is whole milliseconds on the scorer's wall clock, like the append time.
     this.stages.publish.recordMs(Math.max(0, appendMs - Number(decision.decidedAtMs)));
-    this.first ??= {
-      endToEndMs,
-      stagesMs: {
-        queue: (t?.queueUs ?? 0) / 1000,
-        decode: (t?.decodeUs ?? 0) / 1000,
-        stateRead: (t?.stateReadUs ?? 0) / 1000,
-        features: (t?.featuresUs ?? 0) / 1000,
-        model: (t?.modelUs ?? 0) / 1000,
-        policy: (t?.policyUs ?? 0) / 1000,
-        stateWrite: (t?.stateWriteUs ?? 0) / 1000,
-        publish: Math.max(0, appendMs - Number(decision.decidedAtMs)),
-      },
-    };
+    if (this.first === undefined || this.#isAmongSlowest(endToEndMs)) {
+      const breakdown: DecisionBreakdown = {
+        endToEndMs,
+        dueAtMs: appendMs - endToEndMs,
+        fallbackCause: decision.fallback ? (FallbackCause[decision.fallbackCause] ?? "") : "",
+        stagesMs: {
+          queue: (t?.queueUs ?? 0) / 1000,
+          decode: (t?.decodeUs ?? 0) / 1000,
+          stateRead: (t?.stateReadUs ?? 0) / 1000,
+          features: (t?.featuresUs ?? 0) / 1000,
+          model: (t?.modelUs ?? 0) / 1000,
+          policy: (t?.policyUs ?? 0) / 1000,
+          stateWrite: (t?.stateWriteUs ?? 0) / 1000,
+          publish: Math.max(0, appendMs - Number(decision.decidedAtMs)),
+        },
+      };
+      this.first ??= breakdown;
+      if (this.#isAmongSlowest(endToEndMs)) {
+        this.slowest.push(breakdown);
+        this.slowest.sort((a, b) => b.endToEndMs - a.endToEndMs);
+        this.slowest.length = Math.min(this.slowest.length, SLOWEST_KEPT);
+      }
+    }
     if (decision.fallback) {
       const cause = FallbackCause[decision.fallbackCause] ?? String(decision.fallbackCause);
       this.fallbacks.set(cause, (this.fallbacks.get(cause) ?? 0) + 1);
     }
+  }
+
+  #isAmongSlowest(endToEndMs: number): boolean {
+    return this.slowest.length < SLOWEST_KEPT || endToEndMs > this.slowest.at(-1)!.endToEndMs;
   }
 
   recordUndecided(ageMs: number): void {
@@ -207,3 +236,12 @@ export class DecisionLatencyCollector {
     );
   }
 }
+
+/** "512 ms, sent at 830 ms: queue 480, …, publish 20 ms (model)": one slow decision's story. */
+export const slowestLine = (d: DecisionBreakdown): string =>
+  `${round1(d.endToEndMs)} ms, sent at ${round1(d.dueAtMs)} ms: ` +
+  Object.entries(d.stagesMs)
+    .filter(([, v]) => v >= 0.5)
+    .map(([stage, v]) => `${stage} ${round1(v)}`)
+    .join(", ") +
+  ` ms (${d.fallbackCause === "" ? "model" : d.fallbackCause})`;
