@@ -248,4 +248,22 @@ describe("a backlog longer than one request looks at", () => {
     }
     await Promise.all(publishes);
   });
+
+  it("takes a long backlog in small requests in exact publish order, on one lane", async () => {
+    // Requests of 50 from a 20k backlog: the queue's spent front is dropped many times over.
+    const { requests, send } = controlledSend();
+    const sink = new CoalescingSend({ send, maxMessages: 50 });
+    const publishes = [sink.publish([-1])];
+    for (let p = 0; p < 40; p++)
+      publishes.push(sink.publish(Array.from({ length: 500 }, (_, i) => p * 500 + i)));
+    const delivered: number[] = [];
+    for (let r = 0; r < requests.length; r++) {
+      delivered.push(...requests[r]!.messages);
+      requests[r]!.settle();
+      await tick();
+    }
+    expect(requests.length).toBe(1 + 20_000 / 50);
+    expect(delivered).toEqual([-1, ...Array.from({ length: 20_000 }, (_, i) => i)]);
+    await Promise.all(publishes);
+  });
 });

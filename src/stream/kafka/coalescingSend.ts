@@ -32,6 +32,8 @@ export interface CoalescingSendOptions<M> {
 
 /** Queued messages one request looks at, at most (see #take). */
 const MAX_SCAN = 20_000;
+/** Spent slots at the queue's front tolerated before they are dropped (see #take). */
+const SPENT_BEFORE_COMPACTING = 4_096;
 
 interface Publish {
   /** Messages not yet acknowledged. */
@@ -54,7 +56,9 @@ export class CoalescingSend<M> {
   readonly #maxMessages: number;
   readonly #maxBytes: number;
   readonly #sizeOf: ((message: M) => number) | undefined;
+  /** Queued messages are #queue[#head…]; the prefix is spent and dropped now and then (#take). */
   #queue: Queued<M>[] = [];
+  #head = 0;
   /** busy[lane]: a request is out on it. */
   readonly #busy: boolean[];
   /** Order keys with a request in flight, and how many of its messages are out. */
@@ -94,7 +98,7 @@ export class CoalescingSend<M> {
 
   /** Starts a request on every idle lane that has something it may send. */
   #pump(): void {
-    for (let lane = 0; lane < this.#busy.length && this.#queue.length > 0; lane++) {
+    for (let lane = 0; lane < this.#busy.length && this.#queue.length > this.#head; lane++) {
       if (this.#busy[lane]) continue;
       const request = this.#take();
       if (request.length === 0) return;
@@ -109,16 +113,19 @@ export class CoalescingSend<M> {
    * longer it grew, worst when most of it was keys in flight (the load generator at 100k tx/s: a
    * third of its CPU here, and falling further behind). Stopping early never breaks the order,
    * only takes less: a message passed over is skipped as any blocked one is, and every lane that
-   * finishes takes again.
+   * finishes takes again. Nor is the unscanned rest copied: the messages passed over go back into
+   * the slots just before it, so a request costs what it scanned, not what is queued: a backlog
+   * of 400,000 messages (50,000 keys, 5 lanes, requests of 3,000) drained in 205–252 ms instead
+   * of 673–730, and 100,000 in 61–86 instead of 101–124 (the copy grew with the backlog).
    */
   #take(): Queued<M>[] {
     const queue = this.#queue;
     const taken: Queued<M>[] = [];
     const kept: Queued<M>[] = [];
     const blocked = new Set<string>();
-    const end = Math.min(queue.length, MAX_SCAN);
+    const end = Math.min(queue.length, this.#head + MAX_SCAN);
     let bytes = 0;
-    let i = 0;
+    let i = this.#head;
     for (; i < end; i++) {
       const q = queue[i]!;
       if (blocked.has(q.key) || this.#keysInFlight.has(q.key)) {
@@ -131,7 +138,17 @@ export class CoalescingSend<M> {
       taken.push(q);
     }
     for (const q of taken) this.#keysInFlight.set(q.key, (this.#keysInFlight.get(q.key) ?? 0) + 1);
-    if (taken.length > 0) this.#queue = i === queue.length ? kept : kept.concat(queue.slice(i));
+    if (taken.length > 0) {
+      // Slots head…i-1 held what was scanned: the passed-over messages take the last of them, in order.
+      let at = i - kept.length;
+      this.#head = at;
+      for (const q of kept) queue[at++] = q;
+      // The spent prefix is dropped once it is most of the array: amortised O(1) per message.
+      if (this.#head >= SPENT_BEFORE_COMPACTING && this.#head * 2 >= queue.length) {
+        queue.splice(0, this.#head);
+        this.#head = 0;
+      }
+    }
     return taken;
   }
 
@@ -150,11 +167,13 @@ export class CoalescingSend<M> {
       for (const q of request) q.publish.failed ??= err;
       for (const q of request) this.#settleOne(q.publish);
       const kept: Queued<M>[] = [];
-      for (const q of this.#queue) {
+      for (let i = this.#head; i < this.#queue.length; i++) {
+        const q = this.#queue[i]!;
         if (q.publish.failed === undefined) kept.push(q);
         else this.#settleOne(q.publish);
       }
       this.#queue = kept;
+      this.#head = 0;
     }
     this.#busy[lane] = false;
     this.#pump();
