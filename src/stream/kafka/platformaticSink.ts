@@ -65,22 +65,11 @@ export function producerOptions(base: ProducerOptions<Buffer, Buffer, Buffer, Bu
 /**
  * Per-key order across a sink's producers: a key always lands on one partition, so records of
  * one key leave one after the other; keyless records of a topic keep their order among themselves.
- * A record sent to a partition of the caller's choosing is ordered by that partition instead,
- * whatever its key: its partition's records keep their publish order, as Kafka keeps them, and
- * the sink tracks a few partitions in flight rather than a key per record. The load generator
- * (a key per card, every record to a chosen partition) spent a tenth of its CPU at 100k tx/s
- * passing over records whose card was in flight. By partition, 6 alternating runs of
- * `fraud-scorer produce --rate 100000`: median 12.4 µs/tx and send lag p99 140–249 ms, against
- * 13.1 µs/tx and 221–424 ms by key; bench section 11 (100k tx/s, 1 per record, alternating):
- * 9.66 and 8.38 µs/tx, lag p99 41 and 18 ms, against 9.77 and 9.41, 55 and 30 ms. The sink's
- * callers never mix the two for one key.
  */
 export const orderKeyOf = (r: OutgoingRecord): string =>
-  r.partition !== undefined
-    ? `${r.topic}\u0000#${r.partition}`
-    : r.key === null
-      ? `${r.topic}\u0000-`
-      : `${r.topic}\u0000+${typeof r.key === "string" ? r.key : r.key.toString("latin1")}`;
+  r.key === null
+    ? `${r.topic}\u0000-${r.partition ?? ""}`
+    : `${r.topic}\u0000+${typeof r.key === "string" ? r.key : r.key.toString("latin1")}`;
 
 export interface PlatformaticSinkOptions {
   /** How long a request is sent again after the client's own retries failed (SinkOptions.retryForMs). */
