@@ -1,7 +1,7 @@
-// 7. Cold start: `serve` from spawn to ready (model verified, warmed, scoring path warmed, schemas
-// registered, group joined: /readyz polled every 20 ms), then the latency and CPU of its first
-// decisions at the product's promised rate, with the warm-ups and without them
-// (MODEL_WARM_UP=false). Runs alternate between the two.
+// 7. Cold start: `serve` from spawn to ready (model verified, warmed, schemas registered, group
+// joined: /readyz polled every 20 ms), then the latency and CPU of its first decisions at the
+// product's promised rate, with the model warm-up and without it (MODEL_WARM_UP=false). Runs
+// alternate between the two.
 import { produceTraffic } from "../../src/tools/traffic/produceTraffic.js";
 import type { BenchContext } from "../support/benchContext.js";
 import { median, round1, round3 } from "../support/alternatingRounds.js";
@@ -57,9 +57,8 @@ export interface ColdStartResult {
   /** without ÷ with: what skipping the warm-up costs the first decision. */
   readonly firstDecisionWithoutOverWith: number;
   readonly firstModelStageWithoutOverWith: number;
-  /** without ÷ with: the p99 of the first transactions, and the scorer's CPU for them. */
+  /** without ÷ with: the p99 of the first transactions. */
   readonly firstDecisionsP99WithoutOverWith: number;
-  readonly firstDecisionsCpuWithoutOverWith: number;
   readonly startToReadyWithOverWithout: number;
 }
 
@@ -109,9 +108,6 @@ export async function coldStart(ctx: BenchContext): Promise<ColdStartResult> {
     ),
     firstDecisionsP99WithoutOverWith: round3(
       withoutWarmUp.firstDecisionsP99Ms / withWarmUp.firstDecisionsP99Ms,
-    ),
-    firstDecisionsCpuWithoutOverWith: round3(
-      withoutWarmUp.firstDecisionsCpuUsPerTx / withWarmUp.firstDecisionsCpuUsPerTx,
     ),
     startToReadyWithOverWithout: round3(withWarmUp.startToReadyMs / withoutWarmUp.startToReadyMs),
   };

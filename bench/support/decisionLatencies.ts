@@ -96,7 +96,8 @@ export class LatencySink {
     }
     // decided_at_ms is whole milliseconds on the scorer's wall clock, like the append time.
     this.stages.publish.recordMs(Math.max(0, appendMs - Number(decision.decidedAtMs)));
-    if (this.first === undefined || this.#isAmongSlowest(endToEndMs)) {
+    const amongSlowest = this.#isAmongSlowest(endToEndMs);
+    if (this.first === undefined || amongSlowest) {
       const breakdown: DecisionBreakdown = {
         endToEndMs,
         dueAtMs: appendMs - endToEndMs,
@@ -113,7 +114,7 @@ export class LatencySink {
         },
       };
       this.first ??= breakdown;
-      if (this.#isAmongSlowest(endToEndMs)) {
+      if (amongSlowest) {
         this.slowest.push(breakdown);
         this.slowest.sort((a, b) => b.endToEndMs - a.endToEndMs);
         this.slowest.length = Math.min(this.slowest.length, SLOWEST_KEPT);

@@ -146,7 +146,6 @@ function withMissingAsNaN(k: ColdStartResult): ColdStartResult {
     withWarmUp: variant(k.withWarmUp),
     withoutWarmUp: variant(k.withoutWarmUp),
     firstDecisionsP99WithoutOverWith: k.firstDecisionsP99WithoutOverWith ?? NaN,
-    firstDecisionsCpuWithoutOverWith: k.firstDecisionsCpuWithoutOverWith ?? NaN,
     runs: k.runs.map((run) => ({
       ...run,
       cpuUsPerTransaction: run.cpuUsPerTransaction ?? NaN,
