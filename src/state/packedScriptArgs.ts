@@ -6,11 +6,16 @@
 // Layout: each field is u32 big-endian (count or byte length), followed by the bytes for a
 // byte field. The script reads them in the order they were written.
 
-/** Lua helpers for a script that reads a PackedScriptArgs buffer held in `b`. */
+/**
+ * Lua helpers for a script that reads a PackedScriptArgs buffer held in `b`: `o`, the offset of
+ * what is still to be read, and `u32()`. A byte field is struct's 'I4c0' (the string whose length
+ * the preceding u32 gives): a script reads a record's fields with one struct.unpack, e.g.
+ * `card, value, o = struct.unpack('>I4c0I4c0', b, o)`, where a helper call per field (an unpack
+ * and a string.sub each) cost Redis about 2 µs of CPU per card.
+ */
 export const PACKED_ARGS_LUA = `
 local o = 1
 local function u32() local v; v, o = struct.unpack('>I4', b, o); return v end
-local function field() local n = u32(); local s = string.sub(b, o, o + n - 1); o = o + n; return s end
 `;
 
 export class PackedScriptArgs {

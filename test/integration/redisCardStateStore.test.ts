@@ -181,6 +181,28 @@ describe("RedisCardStateStore against Redis", () => {
     expect(await store.readHistories(["hist-unknown"])).toEqual([[]]);
   });
 
+  it("trims a history list only once it is an eighth longer than historyLength; readers take the newest", async () => {
+    const store = storeFor({ historyLength: 16 });
+    const key = store.historyKey("trim-1");
+    const lengths: number[] = [];
+    for (let n = 1; n <= 40; n++) {
+      await store.writeBatch([write("trim-1", n, [entry(n)])]);
+      lengths.push(await redis.llen(key));
+    }
+    // Grows to 16 + 2, then each push past that trims back to 16.
+    expect(lengths.slice(0, 18)).toEqual(Array.from({ length: 18 }, (_, i) => i + 1));
+    expect(lengths[18]).toBe(16);
+    expect(Math.max(...lengths)).toBe(18);
+    const newest = Array.from({ length: 16 }, (_, i) => [0xff, 25 + i, 0x00, 0xc3]);
+    const [history] = await store.readHistories(["trim-1"]);
+    expect(payloadsOf(history!)).toEqual(newest);
+    // The read script's history of a card without state (another model's keys) is the same.
+    const other = storeFor({ historyLength: 16, modelVersion: "m-trim" });
+    const read = await readOne(other, "trim-1");
+    expect(read.states[0]).toBeUndefined();
+    expect(payloadsOf([...read.histories![0]!])).toEqual(newest);
+  });
+
   it("a forged or altered history entry is left out of the rebuild and counted", async () => {
     const store = storeFor();
     await store.writeBatch([write("forged-hist", 1, [entry(1, 2), entry(2, 3)])]);
