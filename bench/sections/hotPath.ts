@@ -60,6 +60,8 @@ export interface HotPathDrain {
   readonly transactionsPerSecond: number;
   /** process.cpuUsage over the drain ÷ transactions (no profiler, no per-stage CPU reads). */
   readonly cpuUsPerTransaction: number;
+  /** Redis's own CPU over the same drain ÷ transactions (absent in results from before it was measured). */
+  readonly redisCpuUsPerTransaction?: number;
   /** The instrumented pass the stages and the profile come from, and what it cost per transaction. */
   readonly split?: { readonly transactions: number; readonly cpuUsPerTransaction: number };
   readonly stages: StageCpu;
@@ -101,6 +103,9 @@ export interface HotPathSteady {
   /** corePercent less the arrival timer alone: the scorer's own share. */
   readonly scorerCorePercent?: number;
   readonly cpuUsPerTransaction: number;
+  /** Redis's own CPU over the window: share of a core, and ÷ transactions (absent before it was measured). */
+  readonly redisCorePercent?: number;
+  readonly redisCpuUsPerTransaction?: number;
   /** Transactions per scoring batch, as the scoring queue formed them with this linger. */
   readonly meanBatch?: number;
   readonly lingerMs?: number;
@@ -144,6 +149,18 @@ const cpuClock: Clock = {
   },
 };
 const cpuUs = () => cpuClock.monotonicUs();
+
+/**
+ * The Redis server's CPU time so far, µs (INFO cpu: user + system, all its threads). It runs on the
+ * same two cores as the scorer, and the scripts each batch runs cost it about as much CPU as the
+ * scorer spends on a transaction in all, so a rate the scorer alone could hold may not fit beside it.
+ * The bench's Redis serves nothing else while a section runs.
+ */
+async function redisCpuUs(redis: Redis): Promise<number> {
+  const info = await redis.info("cpu");
+  const seconds = (field: string) => Number(new RegExp(`^${field}:([0-9.]+)`, "m").exec(info)?.[1] ?? NaN);
+  return (seconds("used_cpu_user") + seconds("used_cpu_sys")) * 1e6;
+}
 
 interface Harness {
   readonly context: ScoringContext & { shutdown(): void };
@@ -302,11 +319,13 @@ export async function runDrain(ctx: BenchContext, parts: ScoringParts): Promise<
   try {
     await runPlain(0, warmupTransactions);
     modelDecided = 0;
+    const redis0 = await redisCpuUs(h.redis);
     const cpu0 = cpuUs();
     const t0 = performance.now();
     await runPlain(warmupTransactions, warmupTransactions + n);
     const seconds = (performance.now() - t0) / 1000;
     const cpu = cpuUs() - cpu0;
+    const redisCpu = (await redisCpuUs(h.redis)) - redis0;
     // Read now: the allocation pass below runs runPlain again, which counts on.
     const modelShare = round3(modelDecided / n);
     const session = new Session();
@@ -332,6 +351,7 @@ export async function runDrain(ctx: BenchContext, parts: ScoringParts): Promise<
       seconds: round3(seconds),
       transactionsPerSecond: Math.round(n / seconds),
       cpuUsPerTransaction: round3(cpu / n),
+      redisCpuUsPerTransaction: round3(redisCpu / n),
       split: { transactions: split, cpuUsPerTransaction: perTx(splitCpu) },
       stages: {
         consume: null,
@@ -414,6 +434,7 @@ export async function runSteady(
   let sent = 0;
   let cpu0 = cpuUs();
   let t0 = performance.now();
+  let redis0 = redisCpuUs(h.redis);
   try {
     const started = performance.now();
     // Arrivals on a 1 ms timer, as a consumer hands over what each fetch brought.
@@ -424,6 +445,8 @@ export async function runSteady(
           // The inspector answers in this thread, before the tick goes on.
           if (profiler !== undefined) void profiler.post("Profiler.start");
           eld.enable();
+          // Asked now, answered within a few ms of a 20 s window.
+          redis0 = redisCpuUs(h.redis);
           cpu0 = cpuUs();
           t0 = performance.now();
         }
@@ -439,6 +462,7 @@ export async function runSteady(
     await queue.idle();
     const cpu = cpuUs() - cpu0;
     const wallS = (performance.now() - t0) / 1000;
+    const redisCpu = (await redisCpuUs(h.redis)) - (await redis0);
     eld.disable();
     let steadyProfile: HotPathSteadyProfile | undefined;
     if (profiler !== undefined) {
@@ -464,6 +488,8 @@ export async function runSteady(
       arrivalTimerCorePercent,
       scorerCorePercent: round1((cpu / 1e6 / wallS) * 100 - arrivalTimerCorePercent),
       cpuUsPerTransaction: round1(cpu / Math.max(1, measured)),
+      redisCorePercent: round1((redisCpu / 1e6 / wallS) * 100),
+      redisCpuUsPerTransaction: round1(redisCpu / Math.max(1, measured)),
       meanBatch: round1(batched / Math.max(1, batches)),
       lingerMs,
       p50Ms: round1(latency.percentileMs(50)),

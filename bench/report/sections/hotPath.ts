@@ -83,6 +83,10 @@ function hotPathChapter(h: HotPathResult): string[] {
     `A drain of ${d.transactions} transactions in batches of ${d.maxBatch}, scored as fast as the loop goes: ` +
       `**${d.cpuUsPerTransaction} µs of CPU per transaction** (process.cpuUsage, every thread), ` +
       `${d.transactionsPerSecond} tx/s, the model deciding ${pct(d.modelShare)}` +
+      (d.redisCpuUsPerTransaction === undefined
+        ? ""
+        : `. Redis, on the same two cores, spent **${d.redisCpuUsPerTransaction} µs of its own CPU per transaction** ` +
+          "over the same drain (INFO cpu; the read and write scripts of each batch, one card's commands after another)") +
       (d.split === undefined
         ? ". By stage, µs of CPU per transaction:"
         : `; no profiler ran and no stage read the CPU clock in it. The split below comes from a second, ` +
@@ -107,7 +111,8 @@ function hotPathChapter(h: HotPathResult): string[] {
     ...allocationChapter(d.allocation),
     `Steady arrivals (1 ms timer), scored through the scoring queue with the product's batch linger, measured after ${h.steady[0]?.warmupS ?? 3} s at the same rate (V8 optimizes per-batch code for the first ~15 s); latency from arrival to decision. ` +
       "The process's share of a core includes the bench's own 1 ms arrival timer, a thousand wake-ups a second; " +
-      "the same timer loop run alone just before each run (no ingest, no scoring) gives its cost, and the scorer's share is the difference:",
+      "the same timer loop run alone just before each run (no ingest, no scoring) gives its cost, and the scorer's share is the difference. " +
+      "Redis's own CPU over the same window is beside it:",
     "",
     head([
       "Run",
@@ -115,6 +120,7 @@ function hotPathChapter(h: HotPathResult): string[] {
       "arrival timer alone %",
       "scorer % (less the timer)",
       "µs CPU / tx",
+      "Redis % of a core (µs / tx)",
       "mean batch (linger ms)",
       "p50 ms",
       "p99 ms",
@@ -130,6 +136,7 @@ function hotPathChapter(h: HotPathResult): string[] {
         s.arrivalTimerCorePercent ?? "—",
         s.scorerCorePercent ?? "—",
         s.cpuUsPerTransaction,
+        s.redisCorePercent === undefined ? "—" : `${s.redisCorePercent} (${s.redisCpuUsPerTransaction})`,
         s.meanBatch === undefined ? "—" : `${s.meanBatch} (${s.lingerMs})`,
         s.p50Ms,
         s.p99Ms,
@@ -182,6 +189,9 @@ export const hotPathReport: SectionRenderer<HotPathResult> = {
     [
       `8. Hot path: drain of ${h.drain.transactions} transactions, in process, real Redis`,
       `${h.drain.cpuUsPerTransaction} µs of CPU per transaction, ${h.drain.transactionsPerSecond} tx/s` +
+        (h.drain.redisCpuUsPerTransaction === undefined
+          ? ""
+          : ` (Redis: ${h.drain.redisCpuUsPerTransaction} µs of its own)`) +
         (h.drain.allocation === undefined
           ? ""
           : `; ${kib(h.drain.allocation.bytesPerTransaction)} allocated per transaction`),
