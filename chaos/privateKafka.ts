@@ -138,6 +138,9 @@ export async function startPrivateKafka(o: PrivateKafkaOptions): Promise<Private
         "auto.create.topics.enable=false",
         "num.network.threads=2",
         "num.io.threads=2",
+        // Small index files, as stack.sh sets them and for its reason: a new partition's first
+        // index entries page-faulted 10 MiB sparse files into memory, stalling the broker.
+        "log.index.size.max.bytes=1048576",
         "",
       ].join("\n"),
     );
