@@ -33,6 +33,15 @@ export class PackedScriptArgs {
     return this;
   }
 
+  /** A non-negative safe integer as 8 bytes big-endian (struct's '>I8'), without a length. */
+  u64(value: number): this {
+    this.#reserve(8);
+    this.#buffer.writeUInt32BE(Math.floor(value / 2 ** 32), this.#length);
+    this.#buffer.writeUInt32BE(value >>> 0, this.#length + 4);
+    this.#length += 8;
+    return this;
+  }
+
   /** A u32 byte length, then the bytes (a string as UTF-8). */
   field(value: string | Uint8Array): this {
     if (typeof value === "string") {

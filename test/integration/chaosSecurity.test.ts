@@ -88,7 +88,7 @@ async function stateKeysWritten(): Promise<number> {
     tls: { ca: [readFileSync(certificates.caFile, "utf8")] },
   });
   try {
-    const keys = await client.keys(`secure-${topics.transactions.slice(-8)}:state:*`);
+    const keys = await client.keys(`secure-${topics.transactions.slice(-8)}:cardstate:*`);
     return keys.length;
   } finally {
     client.disconnect();

@@ -29,7 +29,7 @@ const write = (cardId: string, position: number, history: HistoryEntry[] = []): 
   bytes: awkwardBytes(position),
   history,
 });
-const payloadsOf = (entries: HistoryEntry[]) => entries.map((e) => [...e.payload]);
+const payloadsOf = (entries: readonly HistoryEntry[]) => entries.map((e) => [...e.payload]);
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -87,12 +87,14 @@ describe("RedisCardStateStore against Redis", () => {
       nowMs: NOW,
     });
 
-    expect(await redis.type(`${namespace}:state:f1:m1:{layout-1}`)).toBe("hash");
+    const stateKey = `${namespace}:cardstate:f1:m1:{layout-1}`;
+    expect(await redis.type(stateKey)).toBe("string");
+    expect((await redis.getBuffer(stateKey))!.readBigUInt64BE(0)).toBe(1n); // the position first
     expect(await redis.type(`${namespace}:hist:f1:{layout-1}`)).toBe("list");
     expect(await redis.exists(`${namespace}:dev:{ab12}:${DAY_MS}:20000`)).toBe(1);
   });
 
-  it("reads state and history stored in the documented format (what earlier releases wrote)", async () => {
+  it("reads state and history stored in the documented format", async () => {
     const store = storeFor();
     const framedKey = (key: string) => {
       const length = Buffer.alloc(4);
@@ -100,7 +102,7 @@ describe("RedisCardStateStore against Redis", () => {
       return Buffer.concat([length, Buffer.from(key, "utf8")]);
     };
     const cardId = "kompat-é-1";
-    const stateKey = `${namespace}:state:f1:m1:{${cardId}}`;
+    const stateKey = `${namespace}:cardstate:f1:m1:{${cardId}}`;
     const bytes = Buffer.from(awkwardBytes(7));
     const position = Buffer.alloc(8);
     position.writeBigUInt64BE(41n);
@@ -109,7 +111,7 @@ describe("RedisCardStateStore against Redis", () => {
       .update(position)
       .update(bytes)
       .digest();
-    await redis.hset(stateKey, "p", "41", "v", Buffer.concat([bytes, mac]));
+    await redis.set(stateKey, Buffer.concat([position, bytes, mac]));
     const historyCard = "kompat-é-2";
     const historyKey = `${namespace}:hist:f1:{${historyCard}}`;
     const stored = Buffer.from([0, 3, 0xff, 1, 0x00, 0xc3]); // u16 device count | payload
@@ -221,9 +223,9 @@ describe("RedisCardStateStore against Redis", () => {
     const store = storeFor();
     await store.writeBatch([write("tamper-1", 100), write("tamper-2", 100)]);
     const key = store.stateKey("tamper-1");
-    const value = (await redis.hgetBuffer(key, "v"))!;
-    value[2]! ^= 0x01;
-    await redis.hset(key, "v", value);
+    const value = (await redis.getBuffer(key))!;
+    value[8 + 2]! ^= 0x01; // a state byte, after the position
+    await redis.set(key, value, "KEEPTTL");
 
     const read = await store.readBatch({ cardIds: ["tamper-1", "tamper-2"], deviceTouches: [], nowMs: NOW });
 
@@ -237,18 +239,23 @@ describe("RedisCardStateStore against Redis", () => {
     const store = storeFor();
     const cards = ["tamper-p1", "tamper-p2", "tamper-p3", "tamper-p4"];
     await store.writeBatch(cards.map((cardId) => write(cardId, 100)));
-    const rewrites = ["101", "1e30", "not a number", "-1"];
-    for (const [i, p] of rewrites.entries()) await redis.hset(store.stateKey(cards[i]!), "p", p);
+    // A newer, an older, a position past 2^53 and one whose top bit is set (negative if signed).
+    const rewrites = [101n, 99n, 2n ** 53n + 2n, 2n ** 63n + 100n];
+    for (const [i, position] of rewrites.entries()) {
+      const value = (await redis.getBuffer(store.stateKey(cards[i]!)))!;
+      value.writeBigUInt64BE(position, 0);
+      await redis.set(store.stateKey(cards[i]!), value, "KEEPTTL");
+    }
 
     const read = await store.readBatch({ cardIds: cards, deviceTouches: [], nowMs: NOW });
     expect(read.states).toEqual([undefined, undefined, undefined, undefined]);
     expect(read.tampered).toBe(4);
   });
 
-  it("a value too short to hold its MAC, or missing a field, is tampered", async () => {
+  it("a value too short to hold its position and MAC is tampered", async () => {
     const store = storeFor();
-    await redis.hset(store.stateKey("short-1"), "p", "5", "v", Buffer.alloc(31));
-    await redis.hset(store.stateKey("short-2"), "v", Buffer.alloc(64));
+    await redis.set(store.stateKey("short-1"), Buffer.alloc(39));
+    await redis.set(store.stateKey("short-2"), "");
     const read = await store.readBatch({ cardIds: ["short-1", "short-2"], deviceTouches: [], nowMs: NOW });
     expect(read.states).toEqual([undefined, undefined]);
     expect(read.tampered).toBe(2);
@@ -258,8 +265,7 @@ describe("RedisCardStateStore against Redis", () => {
     const store = storeFor();
     // Same-length ids, so only the key's content tells them apart.
     await store.writeBatch([write("moved-aaa", 50)]);
-    const [p, v] = await redis.hmgetBuffer(store.stateKey("moved-aaa"), "p", "v");
-    await redis.hset(store.stateKey("moved-bbb"), "p", p!, "v", v!);
+    await redis.set(store.stateKey("moved-bbb"), (await redis.getBuffer(store.stateKey("moved-aaa")))!);
 
     const read = await store.readBatch({
       cardIds: ["moved-bbb", "moved-aaa"],
@@ -292,18 +298,33 @@ describe("RedisCardStateStore against Redis", () => {
     expect(await v2.writeBatch([write("promote-1", 10)])).toEqual(["applied"]);
   });
 
+  it("a state in the HASH layout of earlier releases is not read: a miss rebuilt from history, not tampering", async () => {
+    const store = storeFor();
+    await store.writeBatch([write("old-layout-1", 7, [entry(7)])]);
+    const value = (await redis.getBuffer(store.stateKey("old-layout-1")))!;
+    await redis.del(store.stateKey("old-layout-1"));
+    const oldKey = `${namespace}:state:f1:m1:{old-layout-1}`;
+    await redis.hset(oldKey, "p", "7", "v", value.subarray(8));
+
+    const read = await readOne(store, "old-layout-1");
+    expect(read.states[0]).toBeUndefined();
+    expect(read.tampered).toBe(0);
+    expect(payloadsOf(read.histories![0]!)).toEqual([[0xff, 7, 0x00, 0xc3]]);
+    expect(await store.writeBatch([write("old-layout-1", 8, [entry(8)])])).toEqual(["applied"]);
+    expect(await redis.type(oldKey)).toBe("hash"); // left to its TTL
+  });
+
   it("a state copied under another model's key fails verification", async () => {
     const v1 = storeFor({ modelVersion: "m1" });
     const v2 = storeFor({ modelVersion: "m2" });
     await v1.writeBatch([write("copy-model-1", 5)]);
-    const [p, v] = await redis.hmgetBuffer(v1.stateKey("copy-model-1"), "p", "v");
-    await redis.hset(v2.stateKey("copy-model-1"), "p", p!, "v", v!);
+    await redis.set(v2.stateKey("copy-model-1"), (await redis.getBuffer(v1.stateKey("copy-model-1")))!);
     expect((await readOne(v2, "copy-model-1")).tampered).toBe(1);
   });
 
   it("a key of the wrong type reads as tampered and is replaced by the next write", async () => {
     const store = storeFor();
-    await redis.set(store.stateKey("wrongtype-1"), "poison");
+    await redis.hset(store.stateKey("wrongtype-1"), "p", "9", "v", "poison");
     await redis.set(store.historyKey("wrongtype-1"), "poison");
 
     const read = await readOne(store, "wrongtype-1");

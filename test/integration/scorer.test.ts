@@ -313,10 +313,10 @@ describe("fraud-scorer serve on the real stack", () => {
       const redis = new Redis(endpoints.redisUrl);
       try {
         const stateKey = stateStore(redis, scorerEnv(topics)).stateKey(a[0]!.cardId);
-        const value = await redis.hgetBuffer(stateKey, "v");
+        const value = await redis.getBuffer(stateKey);
         expect(value, `state under ${stateKey}`).not.toBeNull();
-        value![8] = value![8]! ^ 0xff;
-        await redis.hset(stateKey, "v", value!);
+        value![8] = value![8]! ^ 0xff; // the first state byte, after the position
+        await redis.set(stateKey, value!, "KEEPTTL");
       } finally {
         redis.disconnect();
       }

@@ -48,7 +48,7 @@ afterAll(async () => {
 async function stateKeysOn(port: number, namespace: string): Promise<number> {
   const node = new Redis(port, "127.0.0.1");
   try {
-    return (await node.keys(`${namespace}:state:*`)).length;
+    return (await node.keys(`${namespace}:cardstate:*`)).length;
   } finally {
     node.disconnect();
   }

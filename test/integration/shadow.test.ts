@@ -144,10 +144,12 @@ describe("shadow scoring", () => {
       // the shared history holds each transaction once (the shadow never appends to it).
       const ns = `test-${topics.transactions}`;
       const card = txs[0]!.cardId;
-      expect(await redis.exists(`${ns}:state:${FEATURE_SCHEMA_VERSION}:${candidateVersion}:{${card}}`)).toBe(
+      expect(
+        await redis.exists(`${ns}:cardstate:${FEATURE_SCHEMA_VERSION}:${candidateVersion}:{${card}}`),
+      ).toBe(1);
+      expect(await redis.exists(`${ns}:cardstate:${FEATURE_SCHEMA_VERSION}:${liveVersion}:{${card}}`)).toBe(
         1,
       );
-      expect(await redis.exists(`${ns}:state:${FEATURE_SCHEMA_VERSION}:${liveVersion}:{${card}}`)).toBe(1);
       const perCard = txs.filter((t) => t.cardId === card).length;
       expect(await redis.llen(`${ns}:hist:${FEATURE_SCHEMA_VERSION}:{${card}}`)).toBe(perCard);
     });

@@ -18,6 +18,14 @@ describe("PackedScriptArgs", () => {
     }
   });
 
+  it("a u64 is 8 bytes big-endian, exact up to 2^53 - 1", () => {
+    for (const n of [0, 1, 2 ** 32 - 1, 2 ** 32, 2 ** 52 + 12_345, Number.MAX_SAFE_INTEGER]) {
+      const packed = new PackedScriptArgs(4).u64(n).bytes();
+      expect(packed.length).toBe(8);
+      expect(packed.readBigUInt64BE(0)).toBe(BigInt(n));
+    }
+  });
+
   it("raw bytes follow a length the caller wrote for them", () => {
     const packed = new PackedScriptArgs().u32(3).raw(Uint8Array.of(1)).raw(Uint8Array.of(2, 3)).bytes();
     expect([...packed]).toEqual([0, 0, 0, 3, 1, 2, 3]);
