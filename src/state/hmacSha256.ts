@@ -7,6 +7,7 @@
 // The message is written into a scratch buffer after the inner pad (begin, then the parts), so a
 // MAC over framed parts costs no concatenation.
 import { hash } from "node:crypto";
+import { writeU64 } from "./u64.js";
 
 const BLOCK_BYTES = 64;
 export const HMAC_SHA256_BYTES = 32;
@@ -46,8 +47,7 @@ export class HmacSha256 {
   /** A non-negative safe integer as u64 big-endian. */
   u64(value: number): this {
     this.#reserve(8);
-    this.#inner.writeUInt32BE(Math.floor(value / 2 ** 32), this.#length);
-    this.#length = this.#inner.writeUInt32BE(value >>> 0, this.#length + 4);
+    this.#length = writeU64(this.#inner, value, this.#length);
     return this;
   }
 

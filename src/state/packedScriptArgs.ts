@@ -6,6 +6,8 @@
 // Layout: each field is u32 big-endian (count or byte length), followed by the bytes for a
 // byte field. The script reads them in the order they were written.
 
+import { writeU64 } from "./u64.js";
+
 /**
  * Lua helpers for a script that reads a PackedScriptArgs buffer held in `b`: `o`, the offset of
  * what is still to be read, and `u32()`. A byte field is struct's 'I4c0' (the string whose length
@@ -36,9 +38,7 @@ export class PackedScriptArgs {
   /** A non-negative safe integer as 8 bytes big-endian (struct's '>I8'), without a length. */
   u64(value: number): this {
     this.#reserve(8);
-    this.#buffer.writeUInt32BE(Math.floor(value / 2 ** 32), this.#length);
-    this.#buffer.writeUInt32BE(value >>> 0, this.#length + 4);
-    this.#length += 8;
+    this.#length = writeU64(this.#buffer, value, this.#length);
     return this;
   }
 

@@ -49,6 +49,7 @@ import { deviceWindowBucket } from "../features/deviceWindowBuckets.js";
 import { cardHistoryOptions, type CardHistoryOptions } from "../features/cardStateStoreOptions.js";
 import { HMAC_SHA256_BYTES, HmacSha256 } from "./hmacSha256.js";
 import { PACKED_ARGS_LUA, PackedScriptArgs } from "./packedScriptArgs.js";
+import { readU64 } from "./u64.js";
 import {
   groupByNode,
   isWholeStoreFailure,
@@ -541,7 +542,7 @@ export class RedisCardStateStore implements CardStateStore {
   #verify(cardId: string, value: Buffer | null): StoredCardState | undefined | "tampered" {
     if (value === null) return undefined;
     if (value.length < POSITION_BYTES + MAC_BYTES) return "tampered";
-    const position = value.readUInt32BE(0) * 2 ** 32 + value.readUInt32BE(4);
+    const position = readU64(value, 0);
     if (!isStoredPosition(position)) return "tampered";
     const bytes = value.subarray(POSITION_BYTES, value.length - MAC_BYTES);
     const expected = this.#mac(cardId, position, bytes);
