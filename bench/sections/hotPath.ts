@@ -8,7 +8,12 @@
 //     arrival to decision, the model's share of decisions and the event-loop delay.
 // Consume, produce and commit are the Kafka port's (src/stream/kafka/); their slots stay empty here.
 import { Session } from "node:inspector/promises";
-import { monitorEventLoopDelay } from "node:perf_hooks";
+import {
+  constants,
+  monitorEventLoopDelay,
+  PerformanceObserver,
+  type PerformanceEntry,
+} from "node:perf_hooks";
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { encodeConfluentFrame } from "../../src/codec/confluent.js";
@@ -71,6 +76,23 @@ export interface HotPathDrain {
   readonly owners: Readonly<Record<string, number>>;
   /** What the drain allocates, from a third pass under V8's sampling heap profiler. */
   readonly allocation?: HotPathAllocation;
+  /** The collections of the headline pass (absent in results from before they were counted). */
+  readonly gc?: HotPathCollections;
+}
+
+/**
+ * The garbage collections V8 reported during the drain's headline pass (perf_hooks "gc" entries):
+ * how many, of which kind, and the main thread's pauses for them, in all and as a share of the
+ * pass's wall time. Helper threads' share of a collection (parallel scavenging, concurrent
+ * marking) is not in the pauses; it is in the process's CPU.
+ */
+export interface HotPathCollections {
+  readonly minor: number;
+  readonly major: number;
+  /** Incremental marking steps and weak-callback runs. */
+  readonly other: number;
+  readonly pauseMs: number;
+  readonly pauseShareOfWall: number;
 }
 
 /**
@@ -320,11 +342,13 @@ export async function runDrain(ctx: BenchContext, parts: ScoringParts): Promise<
     await runPlain(0, warmupTransactions);
     modelDecided = 0;
     const redis0 = await redisCpuUs(h.redis);
+    const collections = countCollections();
     const cpu0 = cpuUs();
     const t0 = performance.now();
     await runPlain(warmupTransactions, warmupTransactions + n);
     const seconds = (performance.now() - t0) / 1000;
     const cpu = cpuUs() - cpu0;
+    const gc = await collections.stop(seconds);
     const redisCpu = (await redisCpuUs(h.redis)) - redis0;
     // Read now: the allocation pass below runs runPlain again, which counts on.
     const modelShare = round3(modelDecided / n);
@@ -371,11 +395,42 @@ export async function runDrain(ctx: BenchContext, parts: ScoringParts): Promise<
       topFrames,
       owners,
       allocation,
+      gc,
     };
   } finally {
     h.context.shutdown();
     h.redis.disconnect();
   }
+}
+
+/** Counts V8's collections from now until stop(), which takes the measured wall time in seconds. */
+function countCollections(): { stop(seconds: number): Promise<HotPathCollections> } {
+  const counts = { minor: 0, major: 0, other: 0, pauseMs: 0 };
+  const count = (entries: readonly PerformanceEntry[]) => {
+    for (const entry of entries) {
+      // A gc entry carries its kind in `detail`, which the typings give only to marks and measures.
+      const kind = (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind;
+      if (kind === constants.NODE_PERFORMANCE_GC_MINOR) counts.minor++;
+      else if (kind === constants.NODE_PERFORMANCE_GC_MAJOR) counts.major++;
+      else counts.other++;
+      counts.pauseMs += entry.duration;
+    }
+  };
+  const observer = new PerformanceObserver((list) => count(list.getEntries()));
+  observer.observe({ entryTypes: ["gc"] });
+  return {
+    async stop(seconds) {
+      // Entries are queued and delivered after the fact: let the last ones arrive.
+      await new Promise((resolve) => setImmediate(resolve));
+      count(observer.takeRecords());
+      observer.disconnect();
+      return {
+        ...counts,
+        pauseMs: round1(counts.pauseMs),
+        pauseShareOfWall: round3(counts.pauseMs / 1000 / seconds),
+      };
+    },
+  };
 }
 
 export async function runSteady(

@@ -87,6 +87,11 @@ function hotPathChapter(h: HotPathResult): string[] {
         ? ""
         : `. Redis, on the same two cores, spent **${d.redisCpuUsPerTransaction} µs of its own CPU per transaction** ` +
           "over the same drain (INFO cpu; the read and write scripts of each batch, one card's commands after another)") +
+      (d.gc === undefined
+        ? ""
+        : `. V8 collected the young generation ${d.gc.minor} times and the whole heap ${d.gc.major} times, ` +
+          `pausing the main thread for ${d.gc.pauseMs} ms in all: **${pct(d.gc.pauseShareOfWall)} of the drain's wall time** ` +
+          `(${d.gc.other} incremental steps besides; the helper threads' parallel and concurrent work is in the CPU figure, not in the pauses)`) +
       (d.split === undefined
         ? ". By stage, µs of CPU per transaction:"
         : `; no profiler ran and no stage read the CPU clock in it. The split below comes from a second, ` +
