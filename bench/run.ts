@@ -30,6 +30,11 @@ import { state } from "./sections/state.js";
 import { BenchContext } from "./support/benchContext.js";
 import { buildCompiledScorer } from "./support/compiledScorer.js";
 import { stackEndpoints } from "./support/stackEndpoints.js";
+import { applyV8Flags, V8_FLAGS } from "../src/ops/v8Flags.js";
+
+// The in-process sections score with the V8 settings every fraud-scorer command runs with, so
+// they measure what `serve` runs (its children set them themselves, in src/cli/main.ts).
+applyV8Flags();
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 
@@ -129,6 +134,7 @@ const report = {
       cpuModel: cpus()[0]?.model.trim() ?? "unknown",
       memoryGiB: Math.round(totalmem() / 2 ** 30),
       node: process.version,
+      v8Flags: V8_FLAGS,
       platform: `${process.platform} ${process.arch}`,
       loadAverageAtStart,
       loadAverageAtEnd: loadavg()[0]!,

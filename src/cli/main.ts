@@ -2,6 +2,10 @@
 // (or its own help is asked for): `serve` loads the scorer and nothing else, so a container
 // that ships the product alone can start it, and no command pays for another's imports.
 import { Command } from "commander";
+import { applyV8Flags } from "../ops/v8Flags.js";
+
+// Before any command's modules load (see v8Flags.ts).
+applyV8Flags();
 
 type RegisterCommand = (program: Command) => void;
 
