@@ -33,7 +33,9 @@ import { stackEndpoints } from "./support/stackEndpoints.js";
 import { applyV8Flags, V8_FLAGS } from "../src/ops/v8Flags.js";
 
 // The in-process sections score with the V8 settings every fraud-scorer command runs with, so
-// they measure what `serve` runs (its children set them themselves, in src/cli/main.ts).
+// they measure what `serve` runs (the serve children set them themselves, in src/cli/main.ts;
+// the passthroughs and section 11's load-generator child, started without the command, run
+// without them).
 applyV8Flags();
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
