@@ -54,6 +54,8 @@ export interface FaultRunResult {
   readonly unplannedRestarts: number;
   /** The load generator gave up before sending everything (what was sent is still audited). */
   readonly loadFailure?: string;
+  /** The load generator's closing line (sent, behind schedule p99 and max, its CPU). */
+  readonly loadSummary?: string;
 }
 
 export async function faultRun(
@@ -100,6 +102,7 @@ export async function faultRun(
     endSupervision = fleet.supervise();
     await fault({ fleet, topics, brokers, elapsedMs, at });
     const loadFailure = await load.done;
+    const loadSummary = load.summary();
     if (loadFailure !== undefined) ctx.log(`${o.label}: ${loadFailure}`);
     const drained = await waitForDrain(
       suiteBrokers,
@@ -143,6 +146,7 @@ export async function faultRun(
       drained,
       unplannedRestarts: fleet.unplannedRestarts,
       ...(loadFailure !== undefined ? { loadFailure } : {}),
+      ...(loadSummary !== undefined ? { loadSummary } : {}),
     };
   } finally {
     await endSupervision();

@@ -18,6 +18,11 @@ export interface RunningLoad {
   /** Resolves when the generator exits: undefined when it sent everything, else why it did not. */
   readonly done: Promise<string | undefined>;
   readonly startedAtMs: number;
+  /**
+   * The generator's own closing line once it has exited (what it sent, how far behind schedule,
+   * its CPU): a scorer's arrival leg includes the generator's lag, so a late spike is told apart.
+   */
+  readonly summary: () => string | undefined;
 }
 
 export function startLoad(o: LoadOptions): RunningLoad {
@@ -51,5 +56,10 @@ export function startLoad(o: LoadOptions): RunningLoad {
       ? undefined
       : `fraud-scorer produce exited with ${String(code)}: ${output.trim().split("\n").at(-1) ?? ""}`,
   );
-  return { done, startedAtMs: Date.now() };
+  const summary = () =>
+    output
+      .split("\n")
+      .find((line) => line.startsWith("sent "))
+      ?.trim();
+  return { done, startedAtMs: Date.now(), summary };
 }

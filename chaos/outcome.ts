@@ -54,6 +54,7 @@ export function outcome(
     notes: [
       ...notes,
       ...(result.loadFailure !== undefined ? [result.loadFailure] : []),
+      ...(result.loadSummary !== undefined ? [`load generator: ${result.loadSummary}`] : []),
       ...result.logs.examples,
     ],
     targets: [...always, ...targets],

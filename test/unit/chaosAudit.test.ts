@@ -17,6 +17,7 @@ import { MALFORMED_KINDS, malformedCorpus } from "../../chaos/malformedCorpus.js
 import { renderReliability, type ReliabilityRow } from "../../chaos/reliabilityReport.js";
 import { check, requiredMet, requirement } from "../../chaos/scenario.js";
 import { killMoments } from "../../chaos/scenarios/crashes.js";
+import { recoveryAfter } from "../../chaos/scenarios/redis.js";
 import type { TopicRecord } from "../../chaos/topicReader.js";
 import { sampleTransaction } from "../support/transactions.js";
 
@@ -272,6 +273,42 @@ describe("malformedCorpus", () => {
       [...malformedCorpus(50, { seed, nearLimit: 0 })].map((r) => r.value.toString("hex"));
     expect(hex(3)).toEqual(hex(3));
     expect(hex(3)).not.toEqual(hex(4));
+  });
+});
+
+describe("recoveryAfter", () => {
+  const decided = (appendedMs: number, fallback: boolean): DecidedTransaction => ({
+    transactionId: `t${appendedMs}`,
+    cardId: "card-1",
+    partition: 0,
+    timestampMs: appendedMs - 10,
+    appendedMs,
+    fallback,
+    fallbackCause: fallback ? 1 : 0,
+    arrivalMs: 5,
+    publishMs: 1,
+  });
+
+  it("times the first model and the last rules decision from Redis answering, ignoring those before", () => {
+    const r = recoveryAfter(
+      [
+        decided(900, true),
+        decided(1_000, false),
+        decided(1_300, true),
+        decided(1_450, false),
+        decided(1_700, true),
+      ],
+      1_200,
+    );
+
+    expect(r.firstModelMs).toBe(250);
+    expect(r.lastRulesMs).toBe(500);
+    expect(r.text).toContain("2 rules decisions after it");
+  });
+
+  it("reports a model that never came back, and a Redis that never restarted as unmet", () => {
+    expect(recoveryAfter([decided(2_000, true)], 1_000).text).toContain("first model decision never");
+    expect(recoveryAfter([decided(2_000, false)], Number.NaN).lastRulesMs).toBe(Infinity);
   });
 });
 
