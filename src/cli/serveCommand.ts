@@ -109,6 +109,9 @@ async function runScorer(config: ScorerConfig): Promise<void> {
     observeModelStep: (x, score, rows) => driftMonitor?.observe(x, score, rows),
     onFatal,
   });
+  // 'ready' follows every reconnection (after Redis has loaded its data): the model decides again
+  // as soon as the store answers, not a breaker reset later.
+  clients.redis.on("ready", () => scorer.stateStoreBack());
 
   let stopping = false;
   const shutdown = async (signal: string) => {

@@ -124,6 +124,15 @@ export class GuardedCall {
     }
   }
 
+  /**
+   * The dependency says it is back (a client reconnected): an open breaker closes now instead of
+   * at its next trial call, up to resetTimeoutMs away, during which every transaction would be
+   * the rules'. If the dependency fails after all, the failures open it again as before.
+   */
+  dependencyBack(): void {
+    if (this.#breaker.opened || this.#breaker.halfOpen) this.#breaker.close();
+  }
+
   shutdown(): void {
     this.#breaker.shutdown();
   }

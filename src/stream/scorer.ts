@@ -97,6 +97,11 @@ export interface ScorerParts {
 export interface RunningScorer {
   /** Drains the in-flight batch, commits, leaves the group, closes connections. */
   stop(): Promise<void>;
+  /**
+   * The state store's client has reconnected: its breakers close at once (see
+   * GuardedCall.dependencyBack), so the model decides again without waiting out a reset timer.
+   */
+  stateStoreBack(): void;
 }
 
 export async function startScorer(settings: ScorerSettings, parts: ScorerParts): Promise<RunningScorer> {
@@ -320,6 +325,10 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
       await (transactions ?? sink!).close();
       await deadLetterSink?.close();
       for (const g of [...Object.values(guards), ...Object.values(shadowGuards)]) g.shutdown();
+    },
+    stateStoreBack() {
+      for (const g of [guards.stateRead, guards.stateWrite, shadowGuards.stateRead, shadowGuards.stateWrite])
+        g.dependencyBack();
     },
   };
 }

@@ -69,4 +69,36 @@ describe("a guarded call", () => {
     expect(await guard.run(() => Promise.resolve(1))).toEqual({ ok: false, failure: "breaker_open" });
     guard.shutdown();
   });
+
+  it("closes at once when told the dependency is back, and opens again if it fails after all", async () => {
+    const states: string[] = [];
+    const guard = new GuardedCall({
+      name: "reconnected",
+      timeoutMs: 100,
+      volumeThreshold: 2,
+      resetTimeoutMs: 10_000,
+      onStateChange: (_, state) => states.push(state),
+    });
+    const fail = () => Promise.reject(new Error("down"));
+    for (let i = 0; i < 3; i++) await guard.run(fail);
+    expect(guard.state).toBe("open");
+
+    guard.dependencyBack();
+    expect(guard.state).toBe("closed");
+    expect(await guard.run(() => Promise.resolve(1))).toEqual({ ok: true, value: 1 });
+
+    for (let i = 0; i < 6; i++) await guard.run(fail);
+    expect(guard.state).toBe("open");
+    expect(states).toEqual(["open", "closed", "open"]);
+    guard.shutdown();
+  });
+
+  it("a closed breaker is left as it is when told the dependency is back", async () => {
+    const states: string[] = [];
+    const guard = new GuardedCall({ name: "fine", timeoutMs: 100, onStateChange: (_, s) => states.push(s) });
+    guard.dependencyBack();
+    expect(guard.state).toBe("closed");
+    expect(states).toEqual([]);
+    guard.shutdown();
+  });
 });
