@@ -94,6 +94,8 @@ export function recoveryAfter(
   decided: readonly DecidedTransaction[],
   backAtMs: number,
 ): { firstModelMs: number; lastRulesMs: number; text: string } {
+  if (!Number.isFinite(backAtMs))
+    return { firstModelMs: Infinity, lastRulesMs: Infinity, text: "Redis never restarted" };
   let firstModelMs = Infinity;
   let lastRulesMs = 0;
   let rulesAfter = 0;
@@ -105,8 +107,6 @@ export function recoveryAfter(
       lastRulesMs = Math.max(lastRulesMs, after);
     } else firstModelMs = Math.min(firstModelMs, after);
   }
-  if (!Number.isFinite(backAtMs))
-    return { firstModelMs, lastRulesMs: Infinity, text: "Redis never restarted" };
   return {
     firstModelMs,
     lastRulesMs,
