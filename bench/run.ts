@@ -170,6 +170,9 @@ function gitCommit(): string {
   }
 }
 
+// The version the stack recorded when this checkout started it. A broker started elsewhere (another
+// checkout's stack, as when a fresh clone reuses a running one, or the user's own) is reported as
+// not recorded rather than guessed from the jars this checkout would use.
 function kafkaVersion(): { kafkaVersion?: string } {
   const file = join(ROOT, ".stack/endpoints.json");
   if (!existsSync(file)) return {};

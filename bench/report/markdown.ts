@@ -73,7 +73,7 @@ export function renderReport(r: BenchResults, chartPrefix: string): RenderedRepo
     `# fraud-scorer benchmarks, ${meta.date}${meta.smoke ? " (smoke run: numbers not meaningful)" : ""}`,
     "",
     `\`${meta.command}\` · ${meta.durationS.toFixed(0)} s · commit ${meta.commit} · ${meta.machine.cpus} × ${meta.machine.cpuModel}, ` +
-      `${meta.machine.memoryGiB} GiB · Node ${meta.machine.node}${meta.machine.v8Flags?.length ? ` (${meta.machine.v8Flags.join(" ")})` : ""} · Kafka ${meta.stack.kafkaVersion ?? "?"} · load average ` +
+      `${meta.machine.memoryGiB} GiB · Node ${meta.machine.node}${meta.machine.v8Flags?.length ? ` (${meta.machine.v8Flags.join(" ")})` : ""} · Kafka ${meta.stack.kafkaVersion ?? `version not recorded (${meta.stack.kafkaBrokers} was not started from this checkout)`} · load average ` +
       `${meta.machine.loadAverageAtStart.toFixed(1)} at start, ${meta.machine.loadAverageAtEnd.toFixed(1)} at end`,
     "",
     "Every comparison runs both sides in the same run, on the same machine, interleaved where it can be; " +
