@@ -37,6 +37,7 @@ import {
 import { ScoringQueue } from "./scoringQueue.js";
 import { TransactionConsumer } from "./transactionConsumer.js";
 import { TransactionScope } from "./transactionScope.js";
+import { LogThrottle } from "../ops/logThrottle.js";
 import type { ScorerMetrics } from "../ops/metrics.js";
 import { ShadowMetrics } from "../ops/shadowMetrics.js";
 import type { Readiness } from "../ops/readiness.js";
@@ -189,31 +190,34 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
   };
   for (const g of Object.values(guards)) metrics.setBreakerState(g.name, g.state);
 
+  // One warning per kind of failure per second, with how many it stands for (logThrottle.ts).
+  const warnings = new LogThrottle();
   const stateLane: DeferredStateLane = new DeferredStateLane({
     apply: (items, laneGuards) => applyStateOnly(items, { ...context, ...parts.ports(), guards: laneGuards }),
     onDeferred: (items) => metrics.countCardState("deferred", items),
     onDropped: (items, reason) => {
       metrics.countCardState("dropped", items);
-      logger.warn({ items, reason }, "card-state updates could not be applied");
+      const line = warnings.admit(`dropped:${reason}`, items);
+      if (line === undefined) return;
+      logger.warn(
+        {
+          items,
+          reason,
+          suppressedSinceLast: line.suppressedSinceLast,
+          itemsSuppressedSinceLast: line.suppressedWeight,
+        },
+        "card-state updates could not be applied",
+      );
     },
   });
-  // One warning per dependency and kind of failure per second, with how many it stands for: in
-  // an outage every batch fails, and a log line per batch would cost more than the batch.
-  const lastWarned = new Map<string, { atMs: number; suppressed: number }>();
   const events: ScoringEvents = {
     modelStepped: parts.observeModelStep,
     stateOutcome: (outcome, count) => metrics.countCardState(outcome, count),
     dependencyFailure: (dependency, failure, error) => {
-      const key = `${dependency}:${failure}`;
-      const nowMs = Date.now();
-      const last = lastWarned.get(key);
-      if (last !== undefined && nowMs - last.atMs < 1_000) {
-        last.suppressed++;
-        return;
-      }
-      lastWarned.set(key, { atMs: nowMs, suppressed: 0 });
+      const line = warnings.admit(`${dependency}:${failure}`);
+      if (line === undefined) return;
       logger.warn(
-        { dependency, failure, err: error, suppressedSinceLast: last?.suppressed ?? 0 },
+        { dependency, failure, err: error, suppressedSinceLast: line.suppressedSinceLast },
         "dependency call failed; rules decide",
       );
     },
@@ -350,6 +354,8 @@ function startShadowScoring(
   },
 ): { scoring: ShadowScoring; sink: RecordSink } {
   const metrics = new ShadowMetrics(parts.metrics.registry);
+  // A candidate failing on every batch (its store down, say) logs once a second, not per batch.
+  const warnings = new LogThrottle();
   const producer = new DecisionProducer({
     publish: (records) => o.sink.publish(records),
     topic: o.topic,
@@ -365,7 +371,17 @@ function startShadowScoring(
       skipped: (reason, count) => metrics.skipped(reason, count),
       failed: (err, count) => {
         metrics.skipped("failed", count);
-        parts.logger.warn({ err, count }, "shadow batch failed");
+        const line = warnings.admit("shadow:failed", count);
+        if (line === undefined) return;
+        parts.logger.warn(
+          {
+            err,
+            count,
+            suppressedSinceLast: line.suppressedSinceLast,
+            transactionsSuppressedSinceLast: line.suppressedWeight,
+          },
+          "shadow batch failed",
+        );
       },
     },
   });
