@@ -190,7 +190,8 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
   };
   for (const g of Object.values(guards)) metrics.setBreakerState(g.name, g.state);
 
-  // One warning per kind of failure per second, with how many it stands for (logThrottle.ts).
+  // One warning per kind of failure per second, with how many it stands for (logThrottle.ts):
+  // the state lane's, the dependencies', the shadow's.
   const warnings = new LogThrottle();
   const stateLane: DeferredStateLane = new DeferredStateLane({
     apply: (items, laneGuards) => applyStateOnly(items, { ...context, ...parts.ports(), guards: laneGuards }),
@@ -204,7 +205,7 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
           items,
           reason,
           suppressedSinceLast: line.suppressedSinceLast,
-          itemsSuppressedSinceLast: line.suppressedWeight,
+          transactionsSuppressedSinceLast: line.suppressedWeight,
         },
         "card-state updates could not be applied",
       );
@@ -253,6 +254,8 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
       decisionSchemaId,
       // A few live batches' worth: more means a shadow so far behind its budgets are spent.
       maxPending: scoring.maxBatch * 4,
+      // A candidate failing on every batch (its store down, say) logs once a second, not per batch.
+      warnings,
       context: () => ({
         thresholds: context.thresholds,
         budgetMs: context.budgetMs,
@@ -350,12 +353,11 @@ function startShadowScoring(
     topic: string;
     decisionSchemaId: number;
     maxPending: number;
+    warnings: LogThrottle;
     context: ConstructorParameters<typeof ShadowScoring>[0]["context"];
   },
 ): { scoring: ShadowScoring; sink: RecordSink } {
   const metrics = new ShadowMetrics(parts.metrics.registry);
-  // A candidate failing on every batch (its store down, say) logs once a second, not per batch.
-  const warnings = new LogThrottle();
   const producer = new DecisionProducer({
     publish: (records) => o.sink.publish(records),
     topic: o.topic,
@@ -371,7 +373,7 @@ function startShadowScoring(
       skipped: (reason, count) => metrics.skipped(reason, count),
       failed: (err, count) => {
         metrics.skipped("failed", count);
-        const line = warnings.admit("shadow:failed", count);
+        const line = o.warnings.admit("shadow:failed", count);
         if (line === undefined) return;
         parts.logger.warn(
           {
