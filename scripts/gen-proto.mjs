@@ -1,7 +1,7 @@
 // Generates static Protobuf code from proto/ into src/codec/generated (git-ignored).
 // Runs on `npm ci` (prepare) and before builds; the output is never edited by hand.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readdirSync } from "node:fs";
+import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 const protoDir = "proto/fraud/v1";
@@ -30,3 +30,11 @@ execFileSync(
   { stdio: "inherit" },
 );
 execFileSync(bin("pbts"), ["--no-comments", "-o", join(outDir, "fraud.d.ts"), js], { stdio: "inherit" });
+// The decision's writer, from the same .proto: pbf (Mapbox's Protobuf library) writes every field
+// into one growing byte array, where protobufjs's writer allocates an operation object per field
+// and the message's buffer per call; the scorer encodes a decision per transaction
+// (src/codec/decisionWire.ts has the measurement). Decisions are still read with protobufjs.
+const decisionWriter = (dts) =>
+  execFileSync(bin("pbf"), [join(protoDir, "decision.proto"), "--no-read", ...(dts ? ["--dts"] : [])]);
+writeFileSync(join(outDir, "decisionWriter.js"), decisionWriter(false));
+writeFileSync(join(outDir, "decisionWriter.d.ts"), decisionWriter(true));

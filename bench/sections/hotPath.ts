@@ -16,9 +16,9 @@ import {
 } from "node:perf_hooks";
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
-import { encodeConfluentFrame } from "../../src/codec/confluent.js";
+import { encodeDecisionRecord } from "../../src/codec/decisionRecord.js";
 import { joinDelimitedFrames } from "../../src/codec/delimited.js";
-import { encodeDecisionPayload, encodeTransactionPayload, Transaction } from "../../src/codec/messages.js";
+import { encodeTransactionPayload, Transaction } from "../../src/codec/messages.js";
 import type { DecisionInit } from "../../src/codec/messages.js";
 import { FEATURE_SCHEMA_VERSION } from "../../src/features/featureVector.js";
 import { RedisCardStateStore } from "../../src/state/redisCardStateStore.js";
@@ -234,9 +234,8 @@ function ingestRange(records: readonly Buffer[], start: number, end: number): Sc
   return items;
 }
 
-/** What the producer's encoder does per decision. */
-const encodeDecision = (d: DecisionInit) =>
-  encodeConfluentFrame({ schemaId: 1, messageIndexes: [0], payload: encodeDecisionPayload(d) });
+/** What the producer's encoder does per decision (DecisionProducer.encode). */
+const encodeDecision = (d: DecisionInit) => encodeDecisionRecord(d, 1);
 
 export async function hotPath(ctx: BenchContext): Promise<HotPathResult> {
   const plan = ctx.plan.hotPath;

@@ -3,6 +3,7 @@
 import protobuf from "protobufjs/minimal.js";
 import { fraud } from "./generated/fraud.js";
 import { decodeFailure, decoded, type Decoded } from "./decodeError.js";
+import { decisionPayloadView } from "./decisionWire.js";
 
 export type Transaction = fraud.v1.Transaction;
 export type TransactionInit = fraud.v1.ITransaction;
@@ -50,5 +51,6 @@ export function decodeDecisionPayload(payload: Uint8Array): Decoded<Decision> {
 export const encodeTransactionPayload = (tx: TransactionInit): Uint8Array =>
   fraud.v1.Transaction.encode(tx).finish();
 
+/** A Decision's payload of its own (decisionWire.ts writes it; decisionRecord.ts frames it). */
 export const encodeDecisionPayload = (decision: DecisionInit): Uint8Array =>
-  fraud.v1.Decision.encode(decision).finish();
+  decisionPayloadView(decision).slice();

@@ -2,8 +2,8 @@
 // deduplicate on it), value = Confluent-framed Decision. The records go out through the
 // scorer's one outbound publisher (idempotent and acks=all, or the open Kafka transaction);
 // `publish` resolves only when the broker has acknowledged every decision.
-import { encodeConfluentFrame } from "../codec/confluent.js";
-import { encodeDecisionPayload, type DecisionInit } from "../codec/messages.js";
+import { encodeDecisionRecord } from "../codec/decisionRecord.js";
+import type { DecisionInit } from "../codec/messages.js";
 import type { OutgoingRecord } from "./kafkaPort.js";
 
 export type PublishRecords = (records: readonly OutgoingRecord[]) => Promise<void>;
@@ -26,11 +26,7 @@ export class DecisionProducer {
   }
 
   encode(decision: DecisionInit): Buffer {
-    return encodeConfluentFrame({
-      schemaId: this.#schemaId,
-      messageIndexes: [0],
-      payload: encodeDecisionPayload(decision),
-    });
+    return encodeDecisionRecord(decision, this.#schemaId);
   }
 
   async publish(decisions: readonly DecisionInit[]): Promise<void> {
