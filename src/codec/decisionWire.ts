@@ -6,7 +6,11 @@
 // are still read with protobufjs (messages.ts), like every other message.
 import { PbfWriter } from "pbf";
 import type { fraud } from "./generated/fraud.js";
-import { writeDecision, type Decision as WireDecision } from "./generated/decisionWriter.js";
+import {
+  writeDecision,
+  type Decision as WireDecision,
+  type StageTimings as WireStageTimings,
+} from "./generated/decisionWriter.js";
 
 /** Grows to the largest decision written, then stays: encoding is synchronous, never reentered. */
 const scratch = new PbfWriter();
@@ -40,19 +44,24 @@ function wireDecision(d: fraud.v1.IDecision): WireDecision {
     fallback_cause: (d.fallbackCause ?? 0) as WireDecision["fallback_cause"],
     event_time_ms: Number(d.eventTimeMs ?? 0),
     decided_at_ms: Number(d.decidedAtMs ?? 0),
-    timings:
-      t === null || t === undefined
-        ? undefined
-        : {
-            queue_us: t.queueUs ?? 0,
-            decode_us: t.decodeUs ?? 0,
-            state_read_us: t.stateReadUs ?? 0,
-            features_us: t.featuresUs ?? 0,
-            model_us: t.modelUs ?? 0,
-            policy_us: t.policyUs ?? 0,
-            state_write_us: t.stateWriteUs ?? 0,
-            total_us: t.totalUs ?? 0,
-          },
+    timings: t === null || t === undefined ? undefined : wireStageTimings(t),
     feature_schema_version: d.featureSchemaVersion ?? "",
+  };
+}
+
+/**
+ * A decision's stage timings under the .proto's field names, absent ones 0: what the writer takes,
+ * and the JSON form of a decision (src/decisions/decisionJson.ts).
+ */
+export function wireStageTimings(t: fraud.v1.IStageTimings): WireStageTimings {
+  return {
+    queue_us: t.queueUs ?? 0,
+    decode_us: t.decodeUs ?? 0,
+    state_read_us: t.stateReadUs ?? 0,
+    features_us: t.featuresUs ?? 0,
+    model_us: t.modelUs ?? 0,
+    policy_us: t.policyUs ?? 0,
+    state_write_us: t.stateWriteUs ?? 0,
+    total_us: t.totalUs ?? 0,
   };
 }

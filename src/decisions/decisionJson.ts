@@ -1,6 +1,7 @@
 // A Decision as a plain JSON object with a fixed field order (proto field names, enum names
 // without their prefix), so NDJSON written by replay and by `decisions tail --json` diffs line
 // by line. Timings come last: they are the only fields that differ between two replays.
+import { wireStageTimings } from "../codec/decisionWire.js";
 import { Action, FallbackCause, type DecisionInit } from "../codec/messages.js";
 
 export type ActionName = "APPROVE" | "REVIEW" | "DECLINE" | "UNSPECIFIED";
@@ -73,7 +74,6 @@ export function decisionToJson(
   d: DecisionInit,
   { timings = true }: { timings?: boolean } = {},
 ): DecisionJson {
-  const t = d.timings ?? {};
   return {
     transaction_id: d.transactionId ?? "",
     card_id: d.cardId ?? "",
@@ -89,16 +89,7 @@ export function decisionToJson(
     decided_at_ms: num(d.decidedAtMs),
     ...(timings
       ? {
-          timings: {
-            queue_us: t.queueUs ?? 0,
-            decode_us: t.decodeUs ?? 0,
-            state_read_us: t.stateReadUs ?? 0,
-            features_us: t.featuresUs ?? 0,
-            model_us: t.modelUs ?? 0,
-            policy_us: t.policyUs ?? 0,
-            state_write_us: t.stateWriteUs ?? 0,
-            total_us: t.totalUs ?? 0,
-          },
+          timings: wireStageTimings(d.timings ?? {}),
         }
       : {}),
   };
