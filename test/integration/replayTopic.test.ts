@@ -7,8 +7,8 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import type { RecordSink } from "../../src/stream/kafkaPort.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { encodeConfluentFrame } from "../../src/codec/confluent.js";
-import { Action, encodeDecisionPayload } from "../../src/codec/messages.js";
+import { encodeDecisionRecord } from "../../src/codec/decisionRecord.js";
+import { Action } from "../../src/codec/messages.js";
 import { decisionFromJson, type DecisionJson } from "../../src/decisions/decisionJson.js";
 import { committedModelDir } from "../support/committedModel.js";
 import { testEndpoints } from "./endpoints.js";
@@ -186,7 +186,7 @@ describe("replay of a topic range", () => {
       recorded.map((d) => ({
         topic: topics.decisions,
         key: d.transactionId ?? "",
-        value: encodeConfluentFrame({ schemaId: 1, messageIndexes: [0], payload: encodeDecisionPayload(d) }),
+        value: encodeDecisionRecord(d, 1),
       })),
     );
     const diffFile = join(dir, "diff.json");

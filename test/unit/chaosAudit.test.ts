@@ -1,9 +1,9 @@
 // The fault suite's own arithmetic: what counts as lost, duplicated, stalled and dead-lettered,
 // and a malformed corpus that really is malformed.
 import { describe, expect, it } from "vitest";
-import { encodeConfluentFrame } from "../../src/codec/confluent.js";
+import { encodeDecisionRecord } from "../../src/codec/decisionRecord.js";
 import { joinDelimitedFrames } from "../../src/codec/delimited.js";
-import { encodeDecisionPayload, encodeTransactionPayload } from "../../src/codec/messages.js";
+import { encodeTransactionPayload } from "../../src/codec/messages.js";
 import { decodeTransactionRecord } from "../../src/ingest/decodeTransactionRecord.js";
 import {
   auditDecisions,
@@ -43,11 +43,7 @@ const decisionRecord = (id: string, appendedMs: number, fallback = false): Topic
   offset: 0,
   timestampMs: appendedMs,
   key: id,
-  value: encodeConfluentFrame({
-    schemaId: 1,
-    messageIndexes: [0],
-    payload: encodeDecisionPayload({ transactionId: id, fallback }),
-  }),
+  value: encodeDecisionRecord({ transactionId: id, fallback }, 1),
   headers: {},
 });
 
@@ -62,16 +58,10 @@ describe("auditDecisions", () => {
       fallback: boolean,
     ) => ({
       ...decisionRecord(id, appendedMs),
-      value: encodeConfluentFrame({
-        schemaId: 1,
-        messageIndexes: [0],
-        payload: encodeDecisionPayload({
-          transactionId: id,
-          fallback,
-          decidedAtMs,
-          timings: { queueUs: queueMs * 1000 },
-        }),
-      }),
+      value: encodeDecisionRecord(
+        { transactionId: id, fallback, decidedAtMs, timings: { queueUs: queueMs * 1000 } },
+        1,
+      ),
     });
 
     const audit = auditDecisions(sent, [

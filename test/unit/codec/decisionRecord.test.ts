@@ -1,14 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { encodeConfluentFrame } from "../../../src/codec/confluent.js";
-import { decodeDecisionRecord } from "../../../src/codec/decisionRecord.js";
-import { Action, encodeDecisionPayload } from "../../../src/codec/messages.js";
+import { decodeDecisionRecord, encodeDecisionRecord } from "../../../src/codec/decisionRecord.js";
+import { Action } from "../../../src/codec/messages.js";
 
 const record = (payload: Uint8Array) => encodeConfluentFrame({ schemaId: 12, messageIndexes: [0], payload });
 
 describe("a decision record", () => {
-  it("reads back the Decision the scorer framed", () => {
+  it("reads back the Decision the scorer framed (encodeDecisionRecord)", () => {
     const decoded = decodeDecisionRecord(
-      record(encodeDecisionPayload({ transactionId: "tx-1", cardId: "c-1", action: Action.ACTION_DECLINE })),
+      encodeDecisionRecord({ transactionId: "tx-1", cardId: "c-1", action: Action.ACTION_DECLINE }, 12),
     );
     expect(decoded).toMatchObject({
       ok: true,
