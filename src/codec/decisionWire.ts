@@ -1,9 +1,11 @@
 // A Decision's Protobuf bytes, as the scorer writes one per transaction. pbf's writer, generated
 // from proto/fraud/v1/decision.proto (scripts/gen-proto.mjs), writes every field into one byte
 // array that is kept and reused; protobufjs's allocates an operation object per field and the
-// message's buffer on every call. On 256 decisions encoded and Confluent-framed in a loop:
-// 0.95 µs per decision against 2.4–2.9 (2026-12-04, four alternating rounds of 200,000). Decisions
-// are still read with protobufjs (messages.ts), like every other message.
+// message's buffer on every call. Bench section 8 (`npm run bench -- --only hotPath`), in three
+// pairs alternating with the commit before this writer (2026-12-04): the drain's "encode
+// decision" stage 1.0–1.3 µs per transaction against 2.9–3.1, and 10.2–10.3 KiB allocated per
+// transaction against 12.5–12.6. Decisions are still read with protobufjs (messages.ts), like
+// every other message.
 import { PbfWriter } from "pbf";
 import type { fraud } from "./generated/fraud.js";
 import {
