@@ -129,8 +129,11 @@ const isWrongType = (error: Error) => error.message.startsWith("WRONGTYPE");
 // its device key and card id.
 // Per card two replies: the state value (nil when absent, "wrongtype" for a key of the wrong
 // type, which is too short to verify) and, when the state is absent or unreadable, the history
-// list ("wrongtype" when not a list); then one PFCOUNT per touch. Each bucket's TTL is set once
-// per call.
+// list ("wrongtype" when not a list); then one PFCOUNT per touch.
+// A bucket's expiry is set when a PFADD changes it, which its creation does: the TTL puts it at
+// the same moment (the end of the next bucket, plus slack) whenever it is set, so a touch that
+// finds the card already counted (a card's every later transaction on the device) skips it.
+// Setting it once per bucket key per call instead cost Redis a PEXPIRE for nearly every touch.
 const READ_BATCH_LUA = `#!lua flags=allow-cross-slot-keys
 local bucketTtl, stateHead, historyHead, deviceHead, currentTail, previousTail, historyFrom, b =
   ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8]
@@ -149,16 +152,11 @@ for i = 1, u32() do
     if h.err then out[#out + 1] = 'wrongtype' else out[#out + 1] = h end
   end
 end
-local expiring = {}
 for t = 1, u32() do
   local device, card
   device, card, o = struct.unpack('>I4c0I4c0', b, o)
   local current, previous = deviceHead .. device .. currentTail, deviceHead .. device .. previousTail
-  redis.call('PFADD', current, card)
-  if not expiring[current] then
-    expiring[current] = true
-    redis.call('PEXPIRE', current, bucketTtl)
-  end
+  if redis.call('PFADD', current, card) == 1 then redis.call('PEXPIRE', current, bucketTtl) end
   out[#out + 1] = redis.call('PFCOUNT', current, previous)
 end
 return out

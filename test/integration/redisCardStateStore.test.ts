@@ -365,6 +365,25 @@ describe("RedisCardStateStore against Redis", () => {
     expect(devicePttl).toBeLessThanOrEqual(37 * HOUR_MS);
   });
 
+  it("a device bucket's expiry is set by the touch that changes it, and kept by one that does not", async () => {
+    const store = storeFor();
+    const key = store.deviceBucketKey("ttl-dev-2", 20_000);
+    const touch = (cardId: string, nowMs: number) =>
+      store.readBatch({ cardIds: [], deviceTouches: [{ deviceKey: "ttl-dev-2", cardId }], nowMs });
+    await touch("ttl-2a", NOW);
+    const created = await redis.pttl(key);
+    // Hours later the same card again: nothing changes, the bucket keeps its expiry (the end of
+    // tomorrow plus slack, the same moment a PEXPIRE now would set).
+    await touch("ttl-2a", NOW + 6 * HOUR_MS);
+    expect(Math.abs((await redis.pttl(key)) - created)).toBeLessThan(60_000);
+    // A bucket that lost its expiry (PERSIST stands in for anything that would) gets it back from
+    // the next touch that changes it; the count is what it was plus the new card.
+    await redis.persist(key);
+    const read = await touch("ttl-2b", NOW);
+    expect(read.deviceCardCounts).toEqual([2]);
+    expect(await redis.pttl(key)).toBeGreaterThan(36 * HOUR_MS);
+  });
+
   it("device fan-out counts distinct cards over today and yesterday", async () => {
     const store = storeFor();
     const dev = `fan-${randomUUID().slice(0, 6)}`;
