@@ -1,10 +1,12 @@
 // `npm run bench`: the latency budget measured, side by side. Runs every section against the
 // local stack (started if need be, never stopped) and writes bench/results/<date>.json, .md and
 // the .md's SVG charts. Each comparison runs both sides in this run and reports their ratio.
+// A run of some sections (--only) or a smoke run writes to bench/results/tmp/ (ignored by git)
+// unless --out says where: it used to replace the day's full results, which the README cites.
 //
 //   npm run bench                      full run (about ten minutes)
 //   npm run bench -- --smoke           seconds-long check that the harness works
-//   npm run bench -- --only decode,model --out /tmp/bench
+//   npm run bench -- --only decode,model [--out /tmp/bench]
 //   npm run bench -- --render bench/results/<date>.json   re-renders the .md and charts only
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -87,7 +89,8 @@ const started = performance.now();
 const elapsed = () => ((performance.now() - started) / 1000).toFixed(0).padStart(4);
 const log = (line: string) => process.stderr.write(`[${elapsed()} s] ${line}\n`);
 const plan = args.smoke ? SMOKE_PLAN : FULL_PLAN;
-const outDir = resolve(args.out ?? join(ROOT, "bench/results"));
+const partial = only !== undefined || plan.smoke;
+const outDir = resolve(args.out ?? join(ROOT, partial ? "bench/results/tmp" : "bench/results"));
 const date = startedAt.toISOString().slice(0, 10);
 const loadAverageAtStart = loadavg()[0]!;
 
