@@ -130,10 +130,11 @@ const isWrongType = (error: Error) => error.message.startsWith("WRONGTYPE");
 // Per card two replies: the state value (nil when absent, "wrongtype" for a key of the wrong
 // type, which is too short to verify) and, when the state is absent or unreadable, the history
 // list ("wrongtype" when not a list); then one PFCOUNT per touch.
-// A bucket's expiry is set when a PFADD changes it, which its creation does: the TTL puts it at
-// the same moment (the end of the next bucket, plus slack) whenever it is set, so a touch that
-// finds the card already counted (a card's every later transaction on the device) skips it.
-// Setting it once per bucket key per call instead cost Redis a PEXPIRE for nearly every touch.
+// A bucket's expiry is set by a touch whose PFADD changes it (its creation is one): the TTL names
+// the same moment whenever it is set (the end of the next bucket, plus slack), so a touch that
+// finds its card already counted, as a card's later transactions on the same device do, leaves
+// the expiry as it is. Setting it once per bucket key per call cost Redis a PEXPIRE for nearly
+// every touch.
 const READ_BATCH_LUA = `#!lua flags=allow-cross-slot-keys
 local bucketTtl, stateHead, historyHead, deviceHead, currentTail, previousTail, historyFrom, b =
   ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8]
