@@ -99,6 +99,10 @@ export function mergeRows(
   return merged;
 }
 
+/** A target as the report and the console show it: met or not, what, and what was measured. */
+export const targetLine = (t: TargetCheck): string =>
+  `${t.met ? "✓" : "✗"} ${t.target}${t.required === true ? " (required)" : ""}: ${t.measured}`;
+
 const num = (v: number, unit = " ms") =>
   v === null || !Number.isFinite(v) ? "—" : `${Math.round(v).toLocaleString("en")}${unit}`;
 const share = (v: number) => (v === null || !Number.isFinite(v) ? "—" : `${(v * 100).toFixed(1)} %`);
@@ -153,10 +157,7 @@ export function renderReliability(rows: readonly ReliabilityRow[]): string {
   ];
   for (const r of rows) {
     lines.push(`### ${r.scenario}`, "", r.summary + ".", "");
-    for (const t of r.targets)
-      lines.push(
-        `- ${t.met ? "✓" : "✗"} ${t.target}${t.required === true ? " (required)" : ""}: ${t.measured}`,
-      );
+    for (const t of r.targets) lines.push(`- ${targetLine(t)}`);
     for (const n of r.notes) lines.push(`- note: ${n}`);
     if (r.error !== undefined) lines.push("", "```", r.error, "```");
     lines.push("");

@@ -8,7 +8,7 @@ import { Command } from "commander";
 import * as prettier from "prettier";
 import { buildCompiledScorer } from "../bench/support/compiledScorer.js";
 import { chaosEndpoints } from "./chaosEndpoints.js";
-import { mergeRows, renderReliability } from "./reliabilityReport.js";
+import { mergeRows, renderReliability, targetLine } from "./reliabilityReport.js";
 import { requiredMet } from "./scenario.js";
 import { allScenarios, runScenarios } from "./suite.js";
 
@@ -64,9 +64,7 @@ const rows = await runScenarios({
 // of repeated runs of one scenario (the README quotes the Redis outage three times) it kept none
 // but the last. The targets go to the console too, for a terminal's log.
 writeFileSync(join(logDir, "results.json"), `${JSON.stringify(rows, null, 2)}\n`);
-for (const row of rows)
-  for (const t of row.targets)
-    console.log(`chaos: ${row.scenario}: ${t.met ? "✓" : "✗"} ${t.target}: ${t.measured}`);
+for (const row of rows) for (const t of row.targets) console.log(`chaos: ${row.scenario}: ${targetLine(t)}`);
 const all = mergeRows(
   root,
   rows,
