@@ -28,7 +28,14 @@ export interface DrainThroughput {
   readonly records: number;
   readonly seconds: number;
   readonly recordsPerSecond: number;
+  /**
+   * The draining process's CPU (every thread, its Kafka client included) from its group join to
+   * the last output record, ÷ records. Absent in results from before it was measured.
+   */
+  readonly cpuUsPerRecord?: number;
 }
+
+const cpuUsPerRecord = (cpuUs: number, records: number) => Math.round((10 * cpuUs) / records) / 10;
 
 /** The scorer's card-state work when its last decision was out (fraud_card_state_total). */
 export interface DrainStateWork {
@@ -221,14 +228,28 @@ async function drainThroughPassthrough(
     },
     stdio: ["ignore", "pipe", "inherit"],
   });
+  // The child's CPU comes with its joined line, and again on SIGUSR2 (ceilingPassthrough.ts).
+  let cpuAtJoinUs: number | undefined;
+  let cpuReported: ((cpuUs: number) => void) | undefined;
   const joinedAt = new Promise<number>((resolve, reject) => {
     createInterface({ input: child.stdout }).on("line", (line) => {
-      if (line.includes('"joined":true')) resolve(performance.now());
+      if (!line.startsWith("{")) return; // a client's own log line
+      const report = JSON.parse(line) as { joined?: boolean; cpuUs: number };
+      if (report.joined === true) {
+        cpuAtJoinUs ??= report.cpuUs;
+        resolve(performance.now());
+      } else cpuReported?.(report.cpuUs);
     });
     child.once("exit", (code) => reject(new Error(`passthrough exited (${code}) before joining`)));
   });
   try {
-    return await measureOutput(ctx, output, records, joinedAt, 300_000);
+    const drained = await measureOutput(ctx, output, records, joinedAt, 300_000);
+    const cpuAtEndUs = await new Promise<number>((resolve, reject) => {
+      cpuReported = resolve;
+      child.kill("SIGUSR2");
+      setTimeout(() => reject(new Error("the passthrough did not report its CPU")), 5_000).unref();
+    });
+    return { ...drained, cpuUsPerRecord: cpuUsPerRecord(cpuAtEndUs - cpuAtJoinUs!, drained.records) };
   } finally {
     const exited = once(child, "exit");
     child.kill("SIGTERM");
@@ -273,6 +294,8 @@ async function drainThroughScorer(
     scorer.spawnedAt + (scorer.timeline.conditionsMetMs.groupJoined ?? scorer.timeline.readyMs),
   );
   try {
+    // Read once ready, which the join completes (polled every 20 ms): the drain's CPU from here.
+    const cpuAtJoinS = await scorer.metric("process_cpu_seconds_total");
     const drained = exactlyOnce
       ? await measureDrain(
           () => ctx.topics.committedCount(groupId, input),
@@ -282,11 +305,12 @@ async function drainThroughScorer(
           600_000,
         )
       : await measureOutput(ctx, topics.decisions, records, joinedAt, 600_000);
+    const cpuS = (await scorer.metric("process_cpu_seconds_total")) - cpuAtJoinS;
     const stateWork = {
       deferred: await scorer.metric("fraud_card_state_total", { outcome: "deferred" }),
       dropped: await scorer.metric("fraud_card_state_total", { outcome: "dropped" }),
     };
-    return { ...drained, stateWork };
+    return { ...drained, cpuUsPerRecord: cpuUsPerRecord(1e6 * cpuS, drained.records), stateWork };
   } finally {
     await scorer.stop();
   }

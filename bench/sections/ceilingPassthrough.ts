@@ -6,6 +6,8 @@
 //   acknowledgements, together at most every commit interval (serve's OffsetCommitter). Issue 10 judges the scorer's drain against this.
 // - "kafkajs": kafkajs 2.2.4 as the scorer configured it before the port, a second reference.
 //   node --import tsx bench/sections/ceilingPassthrough.ts   (config from the environment)
+// Its CPU (process.cpuUsage, every thread: what serve's process_cpu_seconds_total counts) goes
+// out with the joined line and on SIGUSR2, so the ceiling can set it beside the scorer's.
 import { CompressionTypes, Kafka, logLevel, Partitioners } from "kafkajs";
 import { createKafkaPort } from "../../src/stream/kafka/index.js";
 import { configKeyDefault } from "../../src/ops/configSchema.js";
@@ -25,7 +27,12 @@ const input = env("PASSTHROUGH_INPUT");
 const output = env("PASSTHROUGH_OUTPUT");
 const groupId = env("PASSTHROUGH_GROUP");
 const client = (process.env.PASSTHROUGH_CLIENT ?? "port") as PassthroughClient;
-const joined = () => process.stdout.write(`${JSON.stringify({ joined: true })}\n`);
+const cpuUs = () => {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+};
+const joined = () => process.stdout.write(`${JSON.stringify({ joined: true, cpuUs: cpuUs() })}\n`);
+process.on("SIGUSR2", () => process.stdout.write(`${JSON.stringify({ cpuUs: cpuUs() })}\n`));
 
 const stop = client === "port" ? await throughPort() : await throughKafkajs();
 const stopping = () => void stop().then(() => process.exit(0));

@@ -1,9 +1,9 @@
 // Report chapter 6: how much of a bare passthrough on the same client, and of Kafka's own tools,
 // the scorer keeps.
-import type { CeilingResult } from "../../sections/ceiling.js";
+import type { CeilingResult, DrainThroughput } from "../../sections/ceiling.js";
 import { barChart } from "../../../src/tools/svgCharts.js";
 import { LANE_HIGH_WATER } from "../../../src/scoring/deferredStateLane.js";
-import { fmt, pct, table } from "../reportFormat.js";
+import { fmt, pct, table, x } from "../reportFormat.js";
 import type { SectionRenderer } from "../sectionRenderer.js";
 
 type PerfToolResult = CeilingResult["kafkaConsumerPerf"] | CeilingResult["kafkaProducerPerf"];
@@ -11,6 +11,25 @@ const recordsPerSecond = (p: PerfToolResult) => ("recordsPerSecond" in p ? p.rec
 // Results from before the port name no client: their passthrough was kafkajs's.
 const passthroughName = (c: CeilingResult) =>
   c.passthroughClient === undefined ? "kafkajs passthrough" : "passthrough (same client, the port)";
+
+/**
+ * The drain's CPU per record, every thread of each process, its Kafka client included: the whole
+ * of what the scorer spends per transaction, where section 8's drain leaves the client out.
+ */
+function cpuLines(c: CeilingResult): string[] {
+  const scorer = c.scorer.cpuUsPerRecord!;
+  const passthrough = c.passthrough.cpuUsPerRecord;
+  return [
+    "CPU per record: each process's own (process.cpuUsage, every thread; serve's process_cpu_seconds_total), " +
+      "from its group join (serve: from its readiness, which the join completes) to the last output record, ÷ records. " +
+      `**Draining the backlog, serve spent ${fmt(scorer)} µs of CPU per transaction, its Kafka client included**` +
+      (passthrough === undefined
+        ? "."
+        : `, where the passthrough, the same client consuming and producing the same records with nothing between, spent ` +
+          `${fmt(passthrough)} µs (serve ${x(scorer / passthrough)}); section 8 measures what lies between, in process, without the client.`),
+    "",
+  ];
+}
 
 /** Results from before 83c502f did not count the state work the drain left undone. */
 function stateWorkLines(c: CeilingResult): string[] {
@@ -43,7 +62,10 @@ export const ceilingReport: SectionRenderer<CeilingResult> = {
     return [
       [
         `6. Ceiling: scorer vs ${passthroughName(c)} (drain a backlog)`,
-        `${fmt(c.scorer.recordsPerSecond)} vs ${fmt(c.passthrough.recordsPerSecond)} records/s`,
+        `${fmt(c.scorer.recordsPerSecond)} vs ${fmt(c.passthrough.recordsPerSecond)} records/s` +
+          (c.scorer.cpuUsPerRecord !== undefined && c.passthrough.cpuUsPerRecord !== undefined
+            ? `; ${fmt(c.scorer.cpuUsPerRecord)} vs ${fmt(c.passthrough.cpuUsPerRecord)} CPU µs/record (Kafka client included)`
+            : ""),
         `scorer keeps ${pct(c.scorerOverPassthrough)} of the passthrough` +
           (c.scorer.stateWork ? `; ${fmt(c.scorer.stateWork.dropped)} state updates dropped` : ""),
       ],
@@ -69,6 +91,12 @@ export const ceilingReport: SectionRenderer<CeilingResult> = {
   chapter(c, chart) {
     const perf = (p: PerfToolResult) =>
       "recordsPerSecond" in p ? fmt(p.recordsPerSecond) : `n/a (${p.unavailable})`;
+    const measuredCpu = c.scorer.cpuUsPerRecord !== undefined;
+    const drainRow = (name: string, d: DrainThroughput) => [
+      name,
+      fmt(d.recordsPerSecond),
+      ...(measuredCpu ? [d.cpuUsPerRecord === undefined ? "—" : fmt(d.cpuUsPerRecord)] : []),
+    ];
     return [
       `A backlog of ${c.records} transactions (${c.recordBytes} bytes each, ${c.partitions} partitions) drained by the scorer ` +
         (c.passthroughClient === undefined
@@ -82,21 +110,20 @@ export const ceilingReport: SectionRenderer<CeilingResult> = {
         `ConsumerPerformance (Kafka ${c.kafkaToolsVersion ?? "?"}, records of the same size, acks=all) give the broker's limit.`,
       "",
       table(
-        ["", "records / s"],
+        ["", "records / s", ...(measuredCpu ? ["CPU µs / record"] : [])],
         [
-          ["fraud-scorer serve", fmt(c.scorer.recordsPerSecond)],
+          drainRow("fraud-scorer serve", c.scorer),
           ...(c.scorerExactlyOnce
-            ? [["fraud-scorer serve --exactly-once", fmt(c.scorerExactlyOnce.recordsPerSecond)]]
+            ? [drainRow("fraud-scorer serve --exactly-once", c.scorerExactlyOnce)]
             : []),
-          [passthroughName(c), fmt(c.passthrough.recordsPerSecond)],
-          ...(c.kafkajsPassthrough
-            ? [["kafkajs passthrough", fmt(c.kafkajsPassthrough.recordsPerSecond)]]
-            : []),
-          ["Kafka ConsumerPerformance", perf(c.kafkaConsumerPerf)],
-          ["Kafka ProducerPerformance", perf(c.kafkaProducerPerf)],
+          drainRow(passthroughName(c), c.passthrough),
+          ...(c.kafkajsPassthrough ? [drainRow("kafkajs passthrough", c.kafkajsPassthrough)] : []),
+          ["Kafka ConsumerPerformance", perf(c.kafkaConsumerPerf), ...(measuredCpu ? ["—"] : [])],
+          ["Kafka ProducerPerformance", perf(c.kafkaProducerPerf), ...(measuredCpu ? ["—"] : [])],
         ],
       ),
       "",
+      ...(measuredCpu ? cpuLines(c) : []),
       ...stateWorkLines(c),
       `**The scorer keeps ${pct(c.scorerOverPassthrough)} of the passthrough's throughput**` +
         (c.passthroughOverKafkaConsumer === undefined
