@@ -2,6 +2,8 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import type { BenchResults } from "../../../bench/report/benchResults.js";
 import { renderReport, summaryTable } from "../../../bench/report/markdown.js";
+import { fmt } from "../../../bench/report/reportFormat.js";
+import type { CeilingResult } from "../../../bench/sections/ceiling.js";
 import {
   summariseProfile,
   type HotPathAllocation,
@@ -112,6 +114,25 @@ describe("a CPU profile's summary", () => {
       { id: 5, callFrame: frame("(idle)"), hitCount: 6 },
     ],
   };
+
+  it("sets each drain's CPU per record beside its throughput when the run measured it, and not before", () => {
+    const before = committed.ceiling as CeilingResult;
+    expect(renderReport(committed, "run").markdown).not.toContain("CPU µs / record");
+    const measured = {
+      ...committed,
+      ceiling: {
+        ...before,
+        scorer: { ...before.scorer, cpuUsPerRecord: 40.5 },
+        passthrough: { ...before.passthrough, cpuUsPerRecord: 9 },
+      },
+    } as BenchResults;
+    const { markdown } = renderReport(measured, "run");
+    expect(markdown).toContain("|  | records / s | CPU µs / record |");
+    expect(markdown).toContain(`| fraud-scorer serve | ${fmt(before.scorer.recordsPerSecond)} | 40.5 |`);
+    expect(markdown).toContain("serve spent 40.5 µs of CPU per transaction, its Kafka client included");
+    expect(markdown).toContain("spent 9.00 µs (serve ×4.50)");
+    expect(summaryTable(measured)).toContain("; 40.5 vs 9.00 CPU µs/record (Kafka client included)");
+  });
 
   it("names a native function by its caller and charges it to the caller's owner", () => {
     const { topFrames, owners } = summariseProfile(profile, "/repo/");
