@@ -8,7 +8,7 @@ import { afterAll, expect, it } from "vitest";
 import { sendByPartition } from "../../src/stream/kafka/partitionSends.js";
 import { producerOptions, toMessage } from "../../src/stream/kafka/platformaticSink.js";
 import type { OutgoingRecord } from "../../src/stream/kafkaPort.js";
-import { partitionForKey } from "../../src/tools/traffic/cardRouting.js";
+import { partitionForKey } from "../../src/stream/keyPartition.js";
 import { testEndpoints } from "./endpoints.js";
 import { testKafka } from "./support/kafkaTestTopics.js";
 

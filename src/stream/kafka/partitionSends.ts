@@ -10,11 +10,12 @@
 // The cost: the idempotent producer has one request in flight per broker connection, so a
 // publish spanning n partitions of one broker takes up to n round trips instead of one; the sink
 // therefore sends this way only after a send failed on a stale leader (platformaticSink.ts).
-import { compatibilityPartitioner, type MessageToProduce, type Producer } from "@platformatic/kafka";
+import type { MessageToProduce, Producer } from "@platformatic/kafka";
+import { keyPartitioner } from "./keyPartitioner.js";
 
 type Message = MessageToProduce<Buffer, Buffer, Buffer, Buffer>;
 
-/** Sends `messages` (keyed partitioning as the producer's compatibilityPartitioner) one partition per request; rejects with the first failure once every request has settled. */
+/** Sends `messages` (keyed partitioning as the producer's, keyPartitioner.ts) one partition per request; rejects with the first failure once every request has settled. */
 export async function sendByPartition(
   producer: Producer<Buffer, Buffer, Buffer, Buffer>,
   messages: readonly Message[],
@@ -25,7 +26,7 @@ export async function sendByPartition(
     const topic = metadata.topics.get(message.topic);
     if (topic === undefined) throw new Error(`no metadata for topic ${message.topic}`);
     const partition =
-      (message.partition ?? compatibilityPartitioner(message, message.key)) % topic.partitionsCount;
+      (message.partition ?? keyPartitioner(message, message.key, { metadata })) % topic.partitionsCount;
     const destination = `${message.topic}:${partition}`;
     let group = byPartition.get(destination);
     if (group === undefined) byPartition.set(destination, (group = []));

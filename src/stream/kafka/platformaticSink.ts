@@ -2,13 +2,7 @@
 // Java-compatible key partitioning (murmur2 & 0x7fffffff) so a key lands on the partition
 // any other client would pick.
 import { setTimeout as sleep } from "node:timers/promises";
-import {
-  compatibilityPartitioner,
-  ProduceAcks,
-  Producer,
-  type MessageToProduce,
-  type ProducerOptions,
-} from "@platformatic/kafka";
+import { ProduceAcks, Producer, type MessageToProduce, type ProducerOptions } from "@platformatic/kafka";
 import {
   KafkaPortError,
   type OutgoingRecord,
@@ -25,6 +19,7 @@ import {
 } from "./clientErrorKind.js";
 import { RETRY_DELAY_MS } from "./clientOptions.js";
 import { CoalescingSend } from "./coalescingSend.js";
+import { keyPartitioner } from "./keyPartitioner.js";
 import { sendByPartition } from "./partitionSends.js";
 import { lastMessageOf, type PlatformaticSource } from "./platformaticSource.js";
 import { estimatedRecordBytes, MAX_SEND_BYTES, produceChunks } from "./produceChunks.js";
@@ -58,7 +53,7 @@ export function producerOptions(base: ProducerOptions<Buffer, Buffer, Buffer, Bu
     // (coalescingSend.ts). Pinned at Java's cap for idempotence should the client ever honour it:
     // the broker recognises a re-send only among the last five batches per producer and partition.
     maxInflights: 5,
-    partitioner: compatibilityPartitioner,
+    partitioner: keyPartitioner,
   } satisfies ProducerOptions<Buffer, Buffer, Buffer, Buffer>;
 }
 

@@ -1,38 +1,9 @@
 // Which partition a card's transactions go to. The load generator picks partitions itself, so
 // that it can pack several transactions of one partition into one record; it must pick the one
 // card_id keying would pick anyway: Kafka's default partitioner for keyed records (Java's, and
-// kafkajs's DefaultPartitioner), murmur2 of the key bytes, made positive, modulo the count.
-
-const SEED = 0x9747b28c;
-const M = 0x5bd1e995;
-
-/** Kafka's murmur2 (org.apache.kafka.common.utils.Utils.murmur2), as a signed 32-bit int. */
-export function murmur2(data: Uint8Array): number {
-  const length = data.length;
-  let h = SEED ^ length;
-  const whole = length & ~3;
-  for (let i = 0; i < whole; i += 4) {
-    let k = data[i]! | (data[i + 1]! << 8) | (data[i + 2]! << 16) | (data[i + 3]! << 24);
-    k = Math.imul(k, M);
-    k ^= k >>> 24;
-    k = Math.imul(k, M);
-    h = Math.imul(h, M) ^ k;
-  }
-  const rest = length & 3;
-  if (rest > 0) {
-    if (rest === 3) h ^= data[whole + 2]! << 16;
-    if (rest >= 2) h ^= data[whole + 1]! << 8;
-    h ^= data[whole]!;
-    h = Math.imul(h, M);
-  }
-  h ^= h >>> 13;
-  h = Math.imul(h, M);
-  h ^= h >>> 15;
-  return h | 0;
-}
-
-export const partitionForKey = (key: Uint8Array, partitions: number): number =>
-  (murmur2(key) & 0x7fffffff) % partitions;
+// kafkajs's DefaultPartitioner), murmur2 of the key bytes, made positive, modulo the count,
+// as the scorer's sink partitions (src/stream/keyPartition.ts).
+import { partitionForKey } from "../../stream/keyPartition.js";
 
 export interface CardRoute {
   readonly partition: number;

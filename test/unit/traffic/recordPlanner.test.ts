@@ -9,7 +9,8 @@ import {
   type Transaction,
   type TransactionInit,
 } from "../../../src/codec/messages.js";
-import { CardRouter, partitionForKey } from "../../../src/tools/traffic/cardRouting.js";
+import { partitionForKey } from "../../../src/stream/keyPartition.js";
+import { CardRouter } from "../../../src/tools/traffic/cardRouting.js";
 import { OpenLoopSchedule } from "../../../src/tools/traffic/openLoopSchedule.js";
 import {
   RecordPlanner,
