@@ -25,8 +25,7 @@ export async function sendByPartition(
   for (const message of messages) {
     const topic = metadata.topics.get(message.topic);
     if (topic === undefined) throw new Error(`no metadata for topic ${message.topic}`);
-    const partition =
-      (message.partition ?? keyPartitioner(message, message.key, { metadata })) % topic.partitionsCount;
+    const partition = (message.partition ?? keyPartitioner(message, message.key)) % topic.partitionsCount;
     const destination = `${message.topic}:${partition}`;
     let group = byPartition.get(destination);
     if (group === undefined) byPartition.set(destination, (group = []));
