@@ -48,15 +48,29 @@ const FAIL_FAST = { enableOfflineQueue: false, maxRetriesPerRequest: 0 } as cons
 // 440–550 ms from Redis answering to the model deciding again). An attempt against a server
 // that is down costs a refused connect, or one attempt per connect timeout when unreachable.
 const reconnectDelay = (attempt: number) => Math.min(attempt * 50, 200);
+// A connect that has not completed in 1 s is given up and tried again (ioredis waits 10 s by
+// default). A refused connect fails at once, but a dropped SYN (a full accept queue, a lost
+// packet) leaves the socket waiting on TCP's retransmits, 1 s then 3 s then 7 s: measured here
+// against a listener that never accepts, the client sat "connecting" for the whole 10 s, every
+// transaction the rules' meanwhile. A budget of 200 ms has no use for a connect that slow.
+const CONNECT_TIMEOUT_MS = 1_000;
 
 export function connectRedis(config: RedisConfig): ScorerRedis {
   const { host, port, db, ...connection } = nodeConnection(config);
   if (config.clusterNodes === undefined)
-    return new Redis({ host, port, db, ...connection, ...FAIL_FAST, retryStrategy: reconnectDelay });
+    return new Redis({
+      host,
+      port,
+      db,
+      ...connection,
+      ...FAIL_FAST,
+      connectTimeout: CONNECT_TIMEOUT_MS,
+      retryStrategy: reconnectDelay,
+    });
   return new Cluster(config.clusterNodes.map(clusterSeed), {
     enableOfflineQueue: false,
     clusterRetryStrategy: reconnectDelay,
-    redisOptions: { ...connection, maxRetriesPerRequest: 0 },
+    redisOptions: { ...connection, maxRetriesPerRequest: 0, connectTimeout: CONNECT_TIMEOUT_MS },
   });
 }
 

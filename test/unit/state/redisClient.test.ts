@@ -3,7 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { RedisConfig } from "../../../src/ops/config.js";
-import { nodeConnection } from "../../../src/state/redisClient.js";
+import { Cluster, Redis } from "ioredis";
+import { connectRedis, nodeConnection } from "../../../src/state/redisClient.js";
 
 const redisConfig = (more: Partial<RedisConfig> = {}): RedisConfig => ({
   url: "redis://127.0.0.1:6379",
@@ -55,5 +56,21 @@ describe("the Redis connection built from config", () => {
     expect(nodeConnection(redisConfig({ url: "rediss://cache:6380", tls: { enabled: true } })).tls).toEqual(
       {},
     );
+  });
+
+  it("gives up a connect after a second, not ioredis's ten, on a single node and on a Cluster", () => {
+    // A dropped SYN would otherwise hold the client "connecting" for 10 s after Redis is back,
+    // every transaction the rules' meanwhile. Port 9 (discard): nothing listens, nothing is kept.
+    const node = connectRedis(redisConfig({ url: "redis://127.0.0.1:9" }));
+    const cluster = connectRedis(redisConfig({ clusterNodes: ["127.0.0.1:9"] }));
+    try {
+      expect(node).toBeInstanceOf(Redis);
+      expect(cluster).toBeInstanceOf(Cluster);
+      expect((node as Redis).options.connectTimeout).toBe(1_000);
+      expect((cluster as Cluster).options.redisOptions?.connectTimeout).toBe(1_000);
+    } finally {
+      node.disconnect();
+      cluster.disconnect();
+    }
   });
 });
