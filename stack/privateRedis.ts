@@ -19,6 +19,10 @@ export interface PrivateRedis {
   kill(): Promise<void>;
   /** Starts it again on the same port (empty: no persistence). */
   restart(): Promise<void>;
+  /** SIGSTOP: the kernel still accepts connections on its port, nothing answers them. */
+  freeze(): void;
+  /** SIGCONT after freeze(). */
+  thaw(): void;
   stop(): Promise<void>;
 }
 
@@ -111,6 +115,8 @@ export async function startPrivateRedis(o: PrivateRedisOptions = {}): Promise<Pr
     url: `${o.tls ? "rediss" : "redis"}://${o.user ? `${o.user.name}@` : ""}127.0.0.1:${port}`,
     kill: () => kill(child),
     restart: start,
+    freeze: () => child?.kill("SIGSTOP"),
+    thaw: () => child?.kill("SIGCONT"),
     stop: async () => {
       await kill(child);
       await rm(dir, { recursive: true, force: true });

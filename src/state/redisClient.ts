@@ -48,29 +48,60 @@ const FAIL_FAST = { enableOfflineQueue: false, maxRetriesPerRequest: 0 } as cons
 // 440–550 ms from Redis answering to the model deciding again). An attempt against a server
 // that is down costs a refused connect, or one attempt per connect timeout when unreachable.
 const reconnectDelay = (attempt: number) => Math.min(attempt * 50, 200);
-// A connect that has not completed in 1 s is given up and tried again (ioredis waits 10 s by
-// default). A refused connect fails at once, but a dropped SYN (a full accept queue, a lost
-// packet) leaves the socket waiting on TCP's retransmits, 1 s then 3 s then 7 s: measured here
-// against a listener that never accepts, the client sat "connecting" for the whole 10 s, every
-// transaction the rules' meanwhile. A budget of 200 ms has no use for a connect that slow.
-const CONNECT_TIMEOUT_MS = 1_000;
+// Both halves of a connection get 1 s before it is dropped and tried again, where ioredis would
+// wait 10 s for the first and forever for the second; every transaction is the rules' meanwhile,
+// and a budget of 200 ms has no use for a connection that slow.
+// - The TCP connect (ioredis's connectTimeout). A refused connect fails at once, but a dropped
+//   SYN (a full accept queue, a lost packet) waits on TCP's retransmits, 1 s then 3 s then 7 s:
+//   against a listener that never accepts, the client sat "connecting" for the whole 10 s.
+// - The ready check (INFO), which ioredis sends once connected and gives no timeout: against a
+//   server that accepts and never answers (a hung Redis, a proxy whose backend is down) the
+//   client sat in "connect" for as long as it was watched (8 s), commands refused, never trying
+//   another connection. (A Cluster's own slot refresh has a 1 s timeout of ioredis's.)
+//   A Redis still loading its data answers INFO and is asked again later; dropped after 1 s, it
+//   is reconnected to and asked again, once a second, no worse for the rules deciding meanwhile.
+const CONNECTION_TIMEOUT_MS = 1_000;
+
+/** Drops a connection that is not ready `ms` after its TCP connect, so the client tries again. */
+function dropIfNotReady(redis: Redis, ms: number): Redis {
+  let timer: NodeJS.Timeout | undefined;
+  const clear = () => {
+    clearTimeout(timer);
+    timer = undefined;
+  };
+  redis.on("connect", () => {
+    clear();
+    timer = setTimeout(() => {
+      timer = undefined;
+      // Destroyed, not ended: ending waits for a FIN the silent server never sends, and ioredis
+      // gives that 2 s (disconnectTimeout) before destroying it itself.
+      if (redis.status === "connect") redis.stream.destroy();
+    }, ms).unref();
+  });
+  redis.on("ready", clear);
+  redis.on("close", clear);
+  return redis;
+}
 
 export function connectRedis(config: RedisConfig): ScorerRedis {
   const { host, port, db, ...connection } = nodeConnection(config);
   if (config.clusterNodes === undefined)
-    return new Redis({
-      host,
-      port,
-      db,
-      ...connection,
-      ...FAIL_FAST,
-      connectTimeout: CONNECT_TIMEOUT_MS,
-      retryStrategy: reconnectDelay,
-    });
+    return dropIfNotReady(
+      new Redis({
+        host,
+        port,
+        db,
+        ...connection,
+        ...FAIL_FAST,
+        connectTimeout: CONNECTION_TIMEOUT_MS,
+        retryStrategy: reconnectDelay,
+      }),
+      CONNECTION_TIMEOUT_MS,
+    );
   return new Cluster(config.clusterNodes.map(clusterSeed), {
     enableOfflineQueue: false,
     clusterRetryStrategy: reconnectDelay,
-    redisOptions: { ...connection, maxRetriesPerRequest: 0, connectTimeout: CONNECT_TIMEOUT_MS },
+    redisOptions: { ...connection, maxRetriesPerRequest: 0, connectTimeout: CONNECTION_TIMEOUT_MS },
   });
 }
 
