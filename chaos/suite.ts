@@ -21,6 +21,7 @@ import {
 import { malformedScenario } from "./scenarios/malformed.js";
 import {
   redisClusterScenario,
+  redisFrozenScenario,
   redisOutageScenario,
   slowRedis500Scenario,
   slowRedis50Scenario,
@@ -33,6 +34,7 @@ export function allScenarios({ soakRate = 500 } = {}): Scenario[] {
     sigkillLoopExactlyOnceScenario,
     rebalanceScenario,
     redisOutageScenario,
+    redisFrozenScenario,
     slowRedis50Scenario,
     slowRedis500Scenario,
     redisClusterScenario,

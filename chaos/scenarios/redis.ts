@@ -57,8 +57,66 @@ export const redisOutageScenario: Scenario = {
         ],
         [
           "card state not checked: the killed Redis had no persistence",
-          slowestDecisions(d.decidedTransactions, { killedAtMs, backAtMs }),
-          byWindow(d.decidedTransactions, { killedAtMs, backAtMs }),
+          slowestDecisions(d.decidedTransactions, { faultAtMs: killedAtMs, backAtMs }),
+          byWindow(d.decidedTransactions, { faultAtMs: killedAtMs, backAtMs }),
+        ],
+      );
+    } finally {
+      await redis.stop();
+    }
+  },
+};
+
+/**
+ * Redis stopped (SIGSTOP) for 10 s under load, then continued: the connection stays up, nothing
+ * answers, the commands sent meanwhile wait in the socket and run when it continues (late
+ * compare-and-set writes among them). Unlike the kill, the state survives, so it is checked.
+ */
+export const redisFrozenScenario: Scenario = {
+  name: "redis-frozen",
+  summary: "Redis stopped (SIGSTOP) for 10 s under load, then continued",
+  async run(ctx) {
+    const rate = 1_000;
+    const durationS = Math.max(25, Math.round(60 * ctx.scale));
+    const freezeAtMs = Math.round(durationS * 300);
+    const redis = await startPrivateRedis();
+    try {
+      let frozenAtMs = Number.NaN;
+      let backAtMs = Number.NaN;
+      const result = await faultRun(
+        ctx,
+        { label: "redisfrozen", ratePerSecond: rate, durationS, redisUrl: redis.url },
+        async ({ at }) => {
+          await at(freezeAtMs);
+          redis.freeze();
+          frozenAtMs = Date.now();
+          ctx.log("  Redis SIGSTOPped");
+          await sleep(10_000);
+          redis.thaw();
+          backAtMs = Date.now();
+          ctx.log("  Redis continued");
+        },
+      );
+      const d = result.decisions;
+      const recovery = recoveryAfter(d.decidedTransactions, backAtMs);
+      return outcome(
+        `${rate} tx/s × ${durationS} s, Redis stopped 10 s`,
+        result,
+        [
+          requirement(`every decision inside ${BUDGET_MS} ms (p100)`, d.p100Ms <= BUDGET_MS, ms(d.p100Ms)),
+          check(
+            `the model deciding again within ${ms(RECOVERY_MS)} of Redis continuing`,
+            recovery.lastRulesMs <= RECOVERY_MS,
+            recovery.text,
+          ),
+        ],
+        [
+          slowestDecisions(d.decidedTransactions, {
+            faultAtMs: frozenAtMs,
+            backAtMs,
+            fault: FAULT_WORDS.freeze,
+          }),
+          byWindow(d.decidedTransactions, { faultAtMs: frozenAtMs, backAtMs, fault: FAULT_WORDS.freeze }),
         ],
       );
     } finally {
@@ -132,6 +190,19 @@ function fallbackOf(decided: readonly DecidedTransaction[]): { share: number; ca
   };
 }
 
+/** Words for the fault's start and end in the notes. */
+const FAULT_WORDS = {
+  kill: { start: "kill", end: "restart" },
+  freeze: { start: "stop", end: "continue" },
+} as const;
+
+/** When the fault started and when Redis answered again. */
+interface FaultWindow {
+  readonly faultAtMs: number;
+  readonly backAtMs: number;
+  readonly fault?: { readonly start: string; readonly end: string };
+}
+
 /** Record timestamp (scheduled send) → broker append of the decision, as the audit counts it. */
 const latencyOf = (d: DecidedTransaction) => d.appendedMs - d.timestampMs;
 
@@ -143,15 +214,15 @@ const latencyOf = (d: DecidedTransaction) => d.appendedMs - d.timestampMs;
  */
 function slowestDecisions(
   decided: readonly DecidedTransaction[],
-  { killedAtMs, backAtMs }: { killedAtMs: number; backAtMs: number },
+  { faultAtMs, backAtMs, fault = FAULT_WORDS.kill }: FaultWindow,
   count = 3,
 ): string {
   const relative = (atMs: number) =>
-    atMs < killedAtMs
-      ? `${Math.round(killedAtMs - atMs)} ms before the kill`
+    atMs < faultAtMs
+      ? `${Math.round(faultAtMs - atMs)} ms before the ${fault.start}`
       : atMs < backAtMs
-        ? `${Math.round(atMs - killedAtMs)} ms after the kill`
-        : `${Math.round(atMs - backAtMs)} ms after the restart`;
+        ? `${Math.round(atMs - faultAtMs)} ms after the ${fault.start}`
+        : `${Math.round(atMs - backAtMs)} ms after the ${fault.end}`;
   const slowest = [...decided].sort((a, b) => latencyOf(b) - latencyOf(a)).slice(0, count);
   return `slowest decisions: ${slowest
     .map((d) => {
@@ -169,7 +240,7 @@ function slowestDecisions(
  */
 function byWindow(
   decided: readonly DecidedTransaction[],
-  { killedAtMs, backAtMs }: { killedAtMs: number; backAtMs: number },
+  { faultAtMs, backAtMs, fault = FAULT_WORDS.kill }: FaultWindow,
   windowMs = 5_000,
 ): string {
   if (decided.length === 0) return "per 5 s: no decisions";
@@ -179,8 +250,8 @@ function byWindow(
   const cells = windows.map((w, i) => {
     const from = start + i * windowMs;
     const mark =
-      killedAtMs >= from && killedAtMs < from + windowMs
-        ? " kill"
+      faultAtMs >= from && faultAtMs < from + windowMs
+        ? ` ${fault.start}`
         : backAtMs >= from && backAtMs < from + windowMs
           ? " back"
           : "";

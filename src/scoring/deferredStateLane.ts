@@ -5,9 +5,10 @@
 // it, so a card's transactions are still applied in order; other cards are scored by the model
 // as usual, and a card is the model's again as soon as its queued work is applied. The lane works through its queue in large coalesced
 // batches (one set of round trips for up to maxBatchItems transactions), so it catches up
-// faster than transactions arrive, and the model path resumes. A slow Redis therefore costs
-// model decisions for a while, never budget and never state; a Redis that is down costs the
-// queued updates (counted), since they cannot be applied anywhere.
+// faster than transactions arrive, and the model path resumes. A slow or stopped Redis therefore
+// costs model decisions for a while, never budget and never state (a call waits for it up to
+// LANE_CALL_TIMEOUT_MS); a Redis that is down costs the queued updates (counted), since they
+// cannot be applied anywhere.
 //
 // A backlog (a restart, an overload) sends every batch here, and the rules decide far faster
 // than state is applied: without a bound on what may wait, the queue filled to maxPendingItems
@@ -28,10 +29,21 @@ export const LANE_BATCH_ITEMS = 2_048;
  */
 export const LANE_HIGH_WATER = 4 * LANE_BATCH_ITEMS;
 
+/**
+ * How long a catch-up call waits for Redis: long enough to outlast a pause of the server (a stop,
+ * a snapshot's fork, a VM migration). Its work is dropped only when this runs out, and no
+ * decision waits on it: the live breakers send decisions to the rules meanwhile, and the consumer
+ * waits for the lane (stateRoom) only while the live state calls succeed. At 5 s, Redis stopped
+ * for 10 s under 1,000 tx/s (chaos: redis-frozen) cost the updates of the call in flight (19
+ * cards each one transaction short); a call that Redis answers when it continues loses nothing.
+ * A Redis that is down fails the call at once (the connection is closed), as before.
+ */
+export const LANE_CALL_TIMEOUT_MS = 30_000;
+
 export interface DeferredStateLaneOptions {
   /** Applies the state work of these transactions (in order); false when it could not. */
   readonly apply: (items: readonly ScoringItem[], guards: ScoringGuards) => Promise<boolean>;
-  /** Per call, while catching up: generous, since no decision waits on it. */
+  /** Per call; see LANE_CALL_TIMEOUT_MS. */
   readonly timeoutMs?: number;
   /** Transactions handled in one catch-up batch. */
   readonly maxBatchItems?: number;
@@ -59,7 +71,7 @@ export class DeferredStateLane {
 
   constructor({
     apply,
-    timeoutMs = 5_000,
+    timeoutMs = LANE_CALL_TIMEOUT_MS,
     maxBatchItems = LANE_BATCH_ITEMS,
     maxPendingItems = 100_000,
     onDropped,

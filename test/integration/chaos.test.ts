@@ -1,6 +1,6 @@
-// The fault suite's short subset: the Redis outage and the malformed corpus at a small scale,
-// through the same code as `npm run chaos` (chaos/suite.ts). Latency targets are measured by the
-// full suite, not asserted here; what must hold at any size is asserted.
+// The fault suite's short subset: Redis killed, Redis stopped and the malformed corpus, at a small
+// scale, through the same code as `npm run chaos` (chaos/suite.ts). Latency targets are measured
+// by the full suite, not asserted here; what must hold at any size is asserted.
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import type { ReliabilityRow } from "../../chaos/reliabilityReport.js";
 import { malformedScenario } from "../../chaos/scenarios/malformed.js";
-import { redisOutageScenario } from "../../chaos/scenarios/redis.js";
+import { redisFrozenScenario, redisOutageScenario } from "../../chaos/scenarios/redis.js";
 import { runScenarios } from "../../chaos/suite.js";
 import { testEndpoints } from "./endpoints.js";
 
@@ -45,6 +45,17 @@ describe("the fault suite, small", () => {
     expect(target(row, "the model deciding again")?.measured).toMatch(/^first model decision \d+ ms/);
     expect(target(row, "no secret")?.measured).toMatch(/^0 lines/);
     expect(target(row, "no raw card id")?.measured).toMatch(/^0 lines/);
+  }, 300_000);
+
+  it("loses no transaction and no card-state update while Redis is stopped for 10 s", async () => {
+    const row = await runSmall(redisFrozenScenario);
+
+    expect(row.transactions).toBeGreaterThan(10_000);
+    expect(row.lost).toBe(0);
+    expect(row.fallbackShare).toBeGreaterThan(0);
+    // The state survives a stop: the work the lane held through it is applied, none dropped.
+    expect(target(row, "each card's state applied exactly once")).toMatchObject({ met: true });
+    expect(target(row, "the model deciding again")?.measured).toMatch(/^first model decision \d+ ms/);
   }, 300_000);
 
   it("dead-letters every malformed record with a reason, decides all good traffic and does not crash", async () => {
