@@ -8,122 +8,135 @@ import { percentile, type DecidedTransaction } from "../decisionAudit.js";
 import { startDelayProxy } from "../delayProxy.js";
 import { faultRun } from "../faultRun.js";
 import { ms, outcome } from "../outcome.js";
-import { startPrivateRedis, startPrivateRedisCluster } from "../../stack/privateRedis.js";
-import { check, requirement, type Scenario } from "../scenario.js";
+import { startPrivateRedis, startPrivateRedisCluster, type PrivateRedis } from "../../stack/privateRedis.js";
+import { check, requirement, type Scenario, type ScenarioContext } from "../scenario.js";
 import { slowDependency } from "./slowDependency.js";
 
 const BUDGET_MS = 200;
 /** Model decisions back within this of Redis answering again (the hot-path issue's target). */
 const RECOVERY_MS = 2_000;
 
-export const redisOutageScenario: Scenario = {
+/** Words for the fault's start and end in the notes. */
+const FAULT_WORDS = {
+  kill: { start: "kill", end: "restart" },
+  freeze: { start: "stop", end: "continue" },
+} as const;
+
+/** How a scenario takes the private Redis away for 10 s and gives it back. */
+interface RedisAway {
+  readonly name: string;
+  readonly summary: string;
+  readonly label: string;
+  /** In the load's description: "down", "stopped". */
+  readonly state: string;
+  /** In the recovery target: the moment Redis answers again ("answering", "continuing"). */
+  readonly back: string;
+  readonly words: { readonly start: string; readonly end: string };
+  readonly takeAway: (redis: PrivateRedis, ctx: ScenarioContext) => Promise<void>;
+  readonly giveBack: (redis: PrivateRedis, ctx: ScenarioContext) => Promise<void>;
+  /** Why the card state is not checked, when it is not. */
+  readonly stateNotChecked?: string;
+}
+
+/** Redis taken away for 10 s under 1,000 tx/s, 30 % into the load, then given back. */
+function redisAwayScenario(away: RedisAway): Scenario {
+  return {
+    name: away.name,
+    summary: away.summary,
+    async run(ctx) {
+      const rate = 1_000;
+      const durationS = Math.max(25, Math.round(60 * ctx.scale));
+      const awayAtMs = Math.round(durationS * 300);
+      const redis = await startPrivateRedis();
+      try {
+        let faultAtMs = Number.NaN;
+        let backAtMs = Number.NaN;
+        const result = await faultRun(
+          ctx,
+          {
+            label: away.label,
+            ratePerSecond: rate,
+            durationS,
+            redisUrl: redis.url,
+            checkCardState: away.stateNotChecked === undefined,
+          },
+          async ({ at }) => {
+            await at(awayAtMs);
+            await away.takeAway(redis, ctx);
+            faultAtMs = Date.now();
+            await sleep(10_000);
+            await away.giveBack(redis, ctx);
+            backAtMs = Date.now();
+          },
+        );
+        const d = result.decisions;
+        const recovery = recoveryAfter(d.decidedTransactions, backAtMs);
+        const window = { faultAtMs, backAtMs, fault: away.words };
+        return outcome(
+          `${rate} tx/s × ${durationS} s, Redis ${away.state} 10 s`,
+          result,
+          [
+            requirement(`every decision inside ${BUDGET_MS} ms (p100)`, d.p100Ms <= BUDGET_MS, ms(d.p100Ms)),
+            check(
+              `the model deciding again within ${ms(RECOVERY_MS)} of Redis ${away.back}`,
+              recovery.lastRulesMs <= RECOVERY_MS,
+              recovery.text,
+            ),
+          ],
+          [
+            ...(away.stateNotChecked === undefined
+              ? []
+              : [`card state not checked: ${away.stateNotChecked}`]),
+            slowestDecisions(d.decidedTransactions, window),
+            byWindow(d.decidedTransactions, window),
+          ],
+        );
+      } finally {
+        await redis.stop();
+      }
+    },
+  };
+}
+
+export const redisOutageScenario = redisAwayScenario({
   name: "redis-outage",
   summary: "Redis SIGKILLed for 10 s under load, then started again (empty)",
-  async run(ctx) {
-    const rate = 1_000;
-    const durationS = Math.max(25, Math.round(60 * ctx.scale));
-    const killAtMs = Math.round(durationS * 300);
-    const redis = await startPrivateRedis();
-    try {
-      // The state is gone with the server (no persistence): the card-state count is not checked.
-      let killedAtMs = Number.NaN;
-      let backAtMs = Number.NaN;
-      const result = await faultRun(
-        ctx,
-        { label: "redisdown", ratePerSecond: rate, durationS, redisUrl: redis.url, checkCardState: false },
-        async ({ at }) => {
-          await at(killAtMs);
-          await redis.kill();
-          killedAtMs = Date.now();
-          ctx.log("  Redis SIGKILLed");
-          await sleep(10_000);
-          await redis.restart();
-          backAtMs = Date.now();
-          ctx.log("  Redis back");
-        },
-      );
-      const d = result.decisions;
-      const recovery = recoveryAfter(d.decidedTransactions, backAtMs);
-      return outcome(
-        `${rate} tx/s × ${durationS} s, Redis down 10 s`,
-        result,
-        [
-          requirement(`every decision inside ${BUDGET_MS} ms (p100)`, d.p100Ms <= BUDGET_MS, ms(d.p100Ms)),
-          check(
-            `the model deciding again within ${ms(RECOVERY_MS)} of Redis answering`,
-            recovery.lastRulesMs <= RECOVERY_MS,
-            recovery.text,
-          ),
-        ],
-        [
-          "card state not checked: the killed Redis had no persistence",
-          slowestDecisions(d.decidedTransactions, { faultAtMs: killedAtMs, backAtMs }),
-          byWindow(d.decidedTransactions, { faultAtMs: killedAtMs, backAtMs }),
-        ],
-      );
-    } finally {
-      await redis.stop();
-    }
+  label: "redisdown",
+  state: "down",
+  back: "answering",
+  words: FAULT_WORDS.kill,
+  takeAway: async (redis, ctx) => {
+    await redis.kill();
+    ctx.log("  Redis SIGKILLed");
   },
-};
+  giveBack: async (redis, ctx) => {
+    await redis.restart();
+    ctx.log("  Redis back");
+  },
+  stateNotChecked: "the killed Redis had no persistence",
+});
 
 /**
- * Redis stopped (SIGSTOP) for 10 s under load, then continued: the connection stays up, nothing
- * answers, the commands sent meanwhile wait in the socket and run when it continues (late
- * compare-and-set writes among them). Unlike the kill, the state survives, so it is checked.
+ * Redis stopped (SIGSTOP) for 10 s, then continued: the connection stays up, nothing answers,
+ * the commands sent meanwhile wait in the socket and run when it continues (late compare-and-set
+ * writes among them). Unlike the kill, the state survives, so it is checked.
  */
-export const redisFrozenScenario: Scenario = {
+export const redisFrozenScenario = redisAwayScenario({
   name: "redis-frozen",
   summary: "Redis stopped (SIGSTOP) for 10 s under load, then continued",
-  async run(ctx) {
-    const rate = 1_000;
-    const durationS = Math.max(25, Math.round(60 * ctx.scale));
-    const freezeAtMs = Math.round(durationS * 300);
-    const redis = await startPrivateRedis();
-    try {
-      let frozenAtMs = Number.NaN;
-      let backAtMs = Number.NaN;
-      const result = await faultRun(
-        ctx,
-        { label: "redisfrozen", ratePerSecond: rate, durationS, redisUrl: redis.url },
-        async ({ at }) => {
-          await at(freezeAtMs);
-          redis.freeze();
-          frozenAtMs = Date.now();
-          ctx.log("  Redis SIGSTOPped");
-          await sleep(10_000);
-          redis.thaw();
-          backAtMs = Date.now();
-          ctx.log("  Redis continued");
-        },
-      );
-      const d = result.decisions;
-      const recovery = recoveryAfter(d.decidedTransactions, backAtMs);
-      return outcome(
-        `${rate} tx/s × ${durationS} s, Redis stopped 10 s`,
-        result,
-        [
-          requirement(`every decision inside ${BUDGET_MS} ms (p100)`, d.p100Ms <= BUDGET_MS, ms(d.p100Ms)),
-          check(
-            `the model deciding again within ${ms(RECOVERY_MS)} of Redis continuing`,
-            recovery.lastRulesMs <= RECOVERY_MS,
-            recovery.text,
-          ),
-        ],
-        [
-          slowestDecisions(d.decidedTransactions, {
-            faultAtMs: frozenAtMs,
-            backAtMs,
-            fault: FAULT_WORDS.freeze,
-          }),
-          byWindow(d.decidedTransactions, { faultAtMs: frozenAtMs, backAtMs, fault: FAULT_WORDS.freeze }),
-        ],
-      );
-    } finally {
-      await redis.stop();
-    }
+  label: "redisfrozen",
+  state: "stopped",
+  back: "continuing",
+  words: FAULT_WORDS.freeze,
+  takeAway: async (redis, ctx) => {
+    redis.freeze();
+    ctx.log("  Redis SIGSTOPped");
   },
-};
+  giveBack: async (redis, ctx) => {
+    redis.thaw();
+    ctx.log("  Redis continued");
+  },
+});
 
 /** A proxy in front of the shared Redis (never the shared server itself). */
 const slowRedis = (delayMs: number) =>
@@ -189,12 +202,6 @@ function fallbackOf(decided: readonly DecidedTransaction[]): { share: number; ca
     causes: [...causes].map(([name, n]) => `${name} ${n}`).join(", ") || "none",
   };
 }
-
-/** Words for the fault's start and end in the notes. */
-const FAULT_WORDS = {
-  kill: { start: "kill", end: "restart" },
-  freeze: { start: "stop", end: "continue" },
-} as const;
 
 /** When the fault started and when Redis answered again. */
 interface FaultWindow {
