@@ -109,6 +109,11 @@ export class GuardedCall {
     return this.#breaker.halfOpen ? "half_open" : "closed";
   }
 
+  /** The next call would be the half-open breaker's one trial call. */
+  get trialDue(): boolean {
+    return this.#breaker.halfOpen && this.#breaker.pendingClose;
+  }
+
   /** timeoutMs: this call's own limit (what its budget has left); the guard's default otherwise. */
   async run<T>(fn: () => Promise<T>, timeoutMs = this.#timeoutMs): Promise<GuardedResult<T>> {
     const ms = Math.max(1, timeoutMs);

@@ -193,6 +193,52 @@ describe("scoreBatch", () => {
     expect(timedOut!.fallbackCause).toBe(FallbackCause.FALLBACK_CAUSE_TIMEOUT);
   });
 
+  it("runs a half-open breaker's trial read beside the batch, which the rules decide at once; its answer brings the model back", async () => {
+    const store = new MemoryCardStateStore();
+    let mode: "fail" | "hold" | "pass" = "fail";
+    const held: Array<() => void> = [];
+    const trials: Array<Parameters<CardStateStore["readBatch"]>[0]> = [];
+    const flaky: CardStateStore = {
+      readBatch: (request) => {
+        if (mode === "fail") return Promise.reject(new Error("connection refused"));
+        if (mode === "pass") return store.readBatch(request);
+        trials.push(request);
+        return new Promise((resolve) => held.push(() => resolve(store.readBatch(request))));
+      },
+      readHistories: (cardIds) => store.readHistories(cardIds),
+      writeBatch: (writes) => store.writeBatch(writes),
+    };
+    const g = {
+      ...guards(),
+      stateRead: new GuardedCall({
+        name: "state_read",
+        timeoutMs: 1_000,
+        resetTimeoutMs: 50,
+        volumeThreshold: 1,
+      }),
+    };
+    const ctx = context({ store: flaky, guards: g });
+    await scoreBatch([item({ cardId: "t-0" })], ctx);
+    expect(g.stateRead.state).toBe("open");
+    await sleep(80);
+    expect(g.stateRead.trialDue).toBe(true);
+
+    mode = "hold";
+    // Decided while the trial read is still unanswered: nothing waited for it.
+    const [during] = await scoreBatch([item({ cardId: "t-1", deviceId: "dev-9" })], ctx);
+    expect(during!.fallbackCause).toBe(FallbackCause.FALLBACK_CAUSE_BREAKER_OPEN);
+    expect(trials).toHaveLength(1);
+    expect(trials[0]).toMatchObject({ cardIds: ["t-1"], deviceTouches: [] });
+    expect(held).toHaveLength(1);
+
+    mode = "pass";
+    held[0]!();
+    await sleep(0);
+    expect(g.stateRead.state).toBe("closed");
+    const [after] = await scoreBatch([item({ cardId: "t-2" })], ctx);
+    expect(after!.fallback).toBe(false);
+  });
+
   it("on a store with one dead node, the rules decide only that node's cards, and the breaker stays closed", async () => {
     const store = new MemoryCardStateStore();
     // Cards named dead-* live on the failed node: the store reports them per card, as the Redis
