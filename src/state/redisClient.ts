@@ -48,9 +48,11 @@ const FAIL_FAST = { enableOfflineQueue: false, maxRetriesPerRequest: 0 } as cons
 // 440–550 ms from Redis answering to the model deciding again). An attempt against a server
 // that is down costs a refused connect, or one attempt per connect timeout when unreachable.
 const reconnectDelay = (attempt: number) => Math.min(attempt * 50, 200);
-// Both halves of a connection get 1 s before it is dropped and tried again, where ioredis would
-// wait 10 s for the first and forever for the second; every transaction is the rules' meanwhile,
-// and a budget of 200 ms has no use for a connection that slow.
+// Both halves of a connection get 3 s before it is dropped and tried again, where ioredis would
+// wait 10 s for the first and forever for the second; every transaction is the rules' meanwhile.
+// Not less: behind a slow link a healthy Redis takes a while to be ready (through the fault
+// suite's 500 ms delaying proxy the ready check took over 1 s, and at a 1 s limit the client
+// never became ready: slow-redis-500ms applied no card state at all).
 // - The TCP connect (ioredis's connectTimeout). A refused connect fails at once, but a dropped
 //   SYN (a full accept queue, a lost packet) waits on TCP's retransmits, 1 s then 3 s then 7 s:
 //   against a listener that never accepts, the client sat "connecting" for the whole 10 s.
@@ -58,9 +60,9 @@ const reconnectDelay = (attempt: number) => Math.min(attempt * 50, 200);
 //   server that accepts and never answers (a hung Redis, a proxy whose backend is down) the
 //   client sat in "connect" for as long as it was watched (8 s), commands refused, never trying
 //   another connection. (A Cluster's own slot refresh has a 1 s timeout of ioredis's.)
-//   A Redis still loading its data answers INFO and is asked again later; dropped after 1 s, it
-//   is reconnected to and asked again, once a second, no worse for the rules deciding meanwhile.
-const CONNECTION_TIMEOUT_MS = 1_000;
+//   A Redis still loading its data answers INFO and is asked again later; dropped meanwhile, it
+//   is reconnected to and asked again, no worse for the rules deciding meanwhile.
+const CONNECTION_TIMEOUT_MS = 3_000;
 
 /** Drops a connection that is not ready `ms` after its TCP connect, so the client tries again. */
 function dropIfNotReady(redis: Redis, ms: number): Redis {

@@ -27,7 +27,7 @@ describe("the scorer's Redis client", () => {
     let connects = 0;
     client.on("connect", () => connects++);
     try {
-      for (let waited = 0; connects < 3 && waited < 20_000; waited += 50) await sleep(50);
+      for (let waited = 0; connects < 3 && waited < 30_000; waited += 50) await sleep(50);
       // Each connection was accepted, none answered, and each was given up for a fresh one.
       expect(connects).toBeGreaterThanOrEqual(3);
       expect(client.status).not.toBe("ready");
