@@ -59,7 +59,7 @@ const reconnectDelay = (attempt: number) => Math.min(attempt * 50, 200);
 // - The ready check (INFO), which ioredis sends once connected and gives no timeout: against a
 //   server that accepts and never answers (a hung Redis, a proxy whose backend is down) the
 //   client sat in "connect" for as long as it was watched (8 s), commands refused, never trying
-//   another connection. (A Cluster's own slot refresh has a 1 s timeout of ioredis's.)
+//   another connection. (A Cluster's slot refresh gives up after 1 s, ioredis's default.)
 //   A Redis still loading its data answers INFO and is asked again later; dropped meanwhile, it
 //   is reconnected to and asked again, no worse for the rules deciding meanwhile.
 const CONNECTION_TIMEOUT_MS = 3_000;
