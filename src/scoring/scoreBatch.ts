@@ -56,7 +56,7 @@ export async function decideBatch(items: readonly ScoringItem[], ctx: ScoringCon
     decideByRules(batch, items.keys(), FallbackCause.FALLBACK_CAUSE_MODEL_UNAVAILABLE);
   else if (items.length > 0) {
     triageByBudget(batch);
-    if (isBacklog(batch)) ctx.stateLane!.defer(items);
+    if (isBacklog(batch)) ctx.stateLane!.defer(items, { backlog: true });
     else stateWritten = (await scoreAndKeepState(batch, withoutLaneCards(batch))).stateWritten;
   }
   return { decisions: decisionsOf(batch), stateWritten };

@@ -300,8 +300,8 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
     onDeadLetter: (reason) => metrics.countDeadLetter(reason),
     onDecoded: (decodeUs) => metrics.observeStage("decode", decodeUs / 1e6),
     stateSettled: () => stateLane.drained(),
-    // While the live state calls succeed, a lane that is applying its work bounds what waits on
-    // it; in an outage (breaker open) nothing holds the consumer back.
+    // While the live state calls succeed, a lane applying a backlog's work bounds what waits on
+    // it (room() counts nothing else); in an outage (breaker open) nothing holds the consumer.
     stateRoom: () =>
       guards.stateRead.state === "closed" ? stateLane.room(LANE_HIGH_WATER) : Promise.resolve(),
     commitIntervalMs: k.commitIntervalMs,

@@ -57,13 +57,13 @@ describe("the deferred card-state lane", () => {
     lane.shutdown();
   });
 
-  it("has room() for more only once its queue is back under the high-water mark", async () => {
+  it("has room() for more only once its backlog is back under the high-water mark", async () => {
     const gates: Array<() => void> = [];
     const lane = new DeferredStateLane({
       apply: () => new Promise<boolean>((resolve) => gates.push(() => resolve(true))),
       maxBatchItems: 10,
     });
-    for (let b = 0; b < 4; b++) lane.defer(items(b * 10, 10, `card-${b}`));
+    for (let b = 0; b < 4; b++) lane.defer(items(b * 10, 10, `card-${b}`), { backlog: true });
     await expect(lane.room(40)).resolves.toBeUndefined(); // 40 waiting: not over the mark
     let roomy = false;
     void lane.room(15).then(() => (roomy = true));
@@ -83,6 +83,32 @@ describe("the deferred card-state lane", () => {
     lane.shutdown();
   });
 
+  it("holds no one back for a live stream's failed calls, however much of their work waits", async () => {
+    const gates: Array<() => void> = [];
+    const lane = new DeferredStateLane({
+      apply: () => new Promise<boolean>((resolve) => gates.push(() => resolve(true))),
+      maxBatchItems: 10,
+    });
+    for (let b = 0; b < 4; b++) lane.defer(items(b * 10, 10, `card-${b}`));
+    expect(lane.pendingItems).toBe(40);
+    await expect(lane.room(5)).resolves.toBeUndefined();
+    // A backlog's work on top is counted, and only it.
+    lane.defer(items(40, 10, "backlog"), { backlog: true });
+    await expect(lane.room(10)).resolves.toBeUndefined();
+    let roomy = false;
+    void lane.room(5).then(() => (roomy = true));
+    for (let b = 0; b < 4; b++) {
+      gates.shift()!();
+      await sleep(5);
+      expect(roomy).toBe(false);
+    }
+    gates.shift()!(); // the backlog's batch applied
+    await sleep(5);
+    expect(roomy).toBe(true);
+    await lane.drained();
+    lane.shutdown();
+  });
+
   it("never holds anyone back while it is failing (Redis down): room() ends at the first failed apply", async () => {
     let fail!: () => void;
     let calls = 0;
@@ -93,7 +119,7 @@ describe("the deferred card-state lane", () => {
           : Promise.resolve(false),
       maxBatchItems: 10,
     });
-    for (let b = 0; b < 3; b++) lane.defer(items(b * 10, 10, `card-${b}`));
+    for (let b = 0; b < 3; b++) lane.defer(items(b * 10, 10, `card-${b}`), { backlog: true });
     let roomy = false;
     void lane.room(5).then(() => (roomy = true));
     await sleep(5);
@@ -101,7 +127,7 @@ describe("the deferred card-state lane", () => {
     fail();
     await sleep(5);
     expect(roomy).toBe(true);
-    lane.defer(items(30, 30, "later"));
+    lane.defer(items(30, 30, "later"), { backlog: true });
     // Failing: room at once however much waits, until an apply succeeds again.
     await expect(lane.room(0)).resolves.toBeUndefined();
     await lane.drained();
