@@ -16,12 +16,6 @@ const BUDGET_MS = 200;
 /** Model decisions back within this of Redis answering again (the hot-path issue's target). */
 const RECOVERY_MS = 2_000;
 
-/** Words for the fault's start and end in the notes. */
-const FAULT_WORDS = {
-  kill: { start: "kill", end: "restart" },
-  freeze: { start: "stop", end: "continue" },
-} as const;
-
 /** How a scenario takes the private Redis away for 10 s and gives it back. */
 interface RedisAway {
   readonly name: string;
@@ -31,7 +25,8 @@ interface RedisAway {
   readonly state: string;
   /** In the recovery target: the moment Redis answers again ("answering", "continuing"). */
   readonly back: string;
-  readonly words: { readonly start: string; readonly end: string };
+  /** The fault's start and end, as the notes name them. */
+  readonly words: FaultWords;
   readonly takeAway: (redis: PrivateRedis, ctx: ScenarioContext) => Promise<void>;
   readonly giveBack: (redis: PrivateRedis, ctx: ScenarioContext) => Promise<void>;
   /** Why the card state is not checked, when it is not. */
@@ -104,7 +99,7 @@ export const redisOutageScenario = redisAwayScenario({
   label: "redisdown",
   state: "down",
   back: "answering",
-  words: FAULT_WORDS.kill,
+  words: { start: "kill", end: "restart" },
   takeAway: async (redis, ctx) => {
     await redis.kill();
     ctx.log("  Redis SIGKILLed");
@@ -127,7 +122,7 @@ export const redisFrozenScenario = redisAwayScenario({
   label: "redisfrozen",
   state: "stopped",
   back: "continuing",
-  words: FAULT_WORDS.freeze,
+  words: { start: "stop", end: "continue" },
   takeAway: async (redis, ctx) => {
     redis.freeze();
     ctx.log("  Redis SIGSTOPped");
@@ -203,11 +198,16 @@ function fallbackOf(decided: readonly DecidedTransaction[]): { share: number; ca
   };
 }
 
+interface FaultWords {
+  readonly start: string;
+  readonly end: string;
+}
+
 /** When the fault started and when Redis answered again. */
 interface FaultWindow {
   readonly faultAtMs: number;
   readonly backAtMs: number;
-  readonly fault?: { readonly start: string; readonly end: string };
+  readonly fault: FaultWords;
 }
 
 /** Record timestamp (scheduled send) → broker append of the decision, as the audit counts it. */
@@ -221,7 +221,7 @@ const latencyOf = (d: DecidedTransaction) => d.appendedMs - d.timestampMs;
  */
 function slowestDecisions(
   decided: readonly DecidedTransaction[],
-  { faultAtMs, backAtMs, fault = FAULT_WORDS.kill }: FaultWindow,
+  { faultAtMs, backAtMs, fault }: FaultWindow,
   count = 3,
 ): string {
   const relative = (atMs: number) =>
@@ -247,7 +247,7 @@ function slowestDecisions(
  */
 function byWindow(
   decided: readonly DecidedTransaction[],
-  { faultAtMs, backAtMs, fault = FAULT_WORDS.kill }: FaultWindow,
+  { faultAtMs, backAtMs, fault }: FaultWindow,
   windowMs = 5_000,
 ): string {
   if (decided.length === 0) return "per 5 s: no decisions";

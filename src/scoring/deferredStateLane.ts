@@ -38,7 +38,13 @@ export const LANE_HIGH_WATER = 4 * LANE_BATCH_ITEMS;
  * cards each one transaction short); a call that Redis answers when it continues loses nothing.
  * A Redis that is down fails the call at once (the connection is closed), as before.
  */
-export const LANE_CALL_TIMEOUT_MS = 30_000;
+const LANE_CALL_TIMEOUT_MS = 30_000;
+
+/** A deferral: its transactions, and whether they are a backlog's (see defer). */
+interface Deferred {
+  readonly items: readonly ScoringItem[];
+  readonly backlog: boolean;
+}
 
 export interface DeferredStateLaneOptions {
   /** Applies the state work of these transactions (in order); false when it could not. */
@@ -57,7 +63,7 @@ export class DeferredStateLane {
   readonly guards: ScoringGuards;
   readonly #options: Required<Omit<DeferredStateLaneOptions, "onDropped" | "onDeferred">> &
     Pick<DeferredStateLaneOptions, "onDropped" | "onDeferred">;
-  #queue: Array<{ readonly items: readonly ScoringItem[]; readonly backlog: boolean }> = [];
+  #queue: Deferred[] = [];
   #pendingItems = 0;
   /** Of those, deferred as a backlog's (see defer): what room() counts. */
   #backlogItems = 0;
@@ -154,7 +160,7 @@ export class DeferredStateLane {
     this.#running = true;
     try {
       while (this.#queue.length > 0) {
-        const taken: Array<{ readonly items: readonly ScoringItem[]; readonly backlog: boolean }> = [];
+        const taken: Deferred[] = [];
         let count = 0;
         while (
           this.#queue.length > 0 &&

@@ -42,6 +42,7 @@ export async function readCardStates(batch: ScoringBatch, indexes: readonly numb
   }
   if (batch.decide && ctx.guards.stateRead.trialDue) {
     tryStoreAside(batch, cardIds);
+    ctx.events?.dependencyFailure?.("state_read", "breaker_open");
     return { ok: false, failure: "breaker_open" };
   }
   const read = await ctx.guards.stateRead.run(
