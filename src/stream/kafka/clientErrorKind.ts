@@ -51,6 +51,20 @@ export function isTopicAlreadyExists(error: unknown): boolean {
 }
 
 /**
+ * Every broker error in the tree says a transaction is still completing (the coordinator is
+ * writing the last one's commit markers when the next one asks to add partitions).
+ */
+export function isConcurrentTransactions(error: unknown): boolean {
+  let seen = false;
+  for (const e of errorTree(error)) {
+    if (e.cause !== undefined || (Array.isArray(e.errors) && e.errors.length > 0)) continue;
+    if (e.apiId !== "CONCURRENT_TRANSACTIONS") return false;
+    seen = true;
+  }
+  return seen;
+}
+
+/**
  * A request named a topic the cluster does not have (and was not asked to create it): the
  * broker's error code, or the client's own refusal after a metadata answer without the topic.
  */
