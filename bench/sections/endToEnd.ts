@@ -62,7 +62,8 @@ export class ScorerRig {
     readonly collector: DecisionLatencyCollector,
   ) {}
 
-  static async start(ctx: BenchContext, n: number): Promise<ScorerRig> {
+  /** `env`: settings beyond the bench's (exactly-once, say), as serve's environment variables. */
+  static async start(ctx: BenchContext, n: number, env: Record<string, string> = {}): Promise<ScorerRig> {
     const { partitions } = ctx.plan.endToEnd;
     const topics = await ctx.topics.scorerTopics(`e2e${n}`, partitions);
     const collector = new DecisionLatencyCollector(ctx.endpoints.kafkaBrokers, topics.decisions);
@@ -73,7 +74,7 @@ export class ScorerRig {
         endpoints: ctx.endpoints,
         topics,
         namespace: ctx.namespace("e2e"),
-        overrides: { BUDGET_MS: String(ctx.plan.endToEnd.budgetMs) },
+        overrides: { BUDGET_MS: String(ctx.plan.endToEnd.budgetMs), ...env },
       }),
       logFile: ctx.logFile(`e2e-scorer-${n}`),
     });
