@@ -21,6 +21,7 @@ import {
 import { malformedScenario } from "./scenarios/malformed.js";
 import {
   redisClusterScenario,
+  redisFrozenExactlyOnceScenario,
   redisFrozenScenario,
   redisOutageScenario,
   slowRedis500Scenario,
@@ -35,6 +36,7 @@ export function allScenarios({ soakRate = 500 } = {}): Scenario[] {
     rebalanceScenario,
     redisOutageScenario,
     redisFrozenScenario,
+    redisFrozenExactlyOnceScenario,
     slowRedis50Scenario,
     slowRedis500Scenario,
     redisClusterScenario,
