@@ -41,13 +41,7 @@ export function isStaleLeaderError(error: unknown): boolean {
 
 /** Every broker error in the tree says the topic already exists (another instance created it first). */
 export function isTopicAlreadyExists(error: unknown): boolean {
-  let seen = false;
-  for (const e of errorTree(error)) {
-    if (e.cause !== undefined || (Array.isArray(e.errors) && e.errors.length > 0)) continue;
-    if (e.apiId !== "TOPIC_ALREADY_EXISTS") return false;
-    seen = true;
-  }
-  return seen;
+  return everyInnermostErrorIs(error, "TOPIC_ALREADY_EXISTS");
 }
 
 /**
@@ -55,10 +49,15 @@ export function isTopicAlreadyExists(error: unknown): boolean {
  * writing the last one's commit markers when the next one asks to add partitions).
  */
 export function isConcurrentTransactions(error: unknown): boolean {
+  return everyInnermostErrorIs(error, "CONCURRENT_TRANSACTIONS");
+}
+
+/** The tree has innermost errors, and each is the broker's `apiId`. */
+function everyInnermostErrorIs(error: unknown, apiId: string): boolean {
   let seen = false;
   for (const e of errorTree(error)) {
     if (e.cause !== undefined || (Array.isArray(e.errors) && e.errors.length > 0)) continue;
-    if (e.apiId !== "CONCURRENT_TRANSACTIONS") return false;
+    if (e.apiId !== apiId) return false;
     seen = true;
   }
   return seen;
