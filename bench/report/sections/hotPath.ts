@@ -179,9 +179,9 @@ function noisyNeighbourChapter(n: NoisyNeighbourResult): string[] {
       "broker append; with `--exactly-once`, a read_committed reader sees it once its transaction commits.",
     "",
     head(["Run", "p50 ms", "p99 ms", "max ms", "model decided", "undecided", "fallback causes"]),
-    ...runsOf(n).map(([label, step]) => {
-      return row([
-        label as string,
+    ...runsOf(n).map(([label, step]) =>
+      row([
+        label,
         step.endToEnd.p50Ms,
         step.endToEnd.p99Ms,
         step.endToEnd.maxMs,
@@ -190,8 +190,8 @@ function noisyNeighbourChapter(n: NoisyNeighbourResult): string[] {
         Object.entries(step.fallbackCauses)
           .map(([cause, k]) => `${cause} ${k}`)
           .join(", ") || "none",
-      ]);
-    }),
+      ]),
+    ),
     "",
   );
   return out;
