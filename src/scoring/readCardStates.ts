@@ -41,18 +41,18 @@ export async function readCardStates(batch: ScoringBatch, indexes: readonly numb
     }
   }
   if (batch.decide && ctx.guards.stateRead.trialDue) {
-    tryStoreAside(batch, cardIds);
+    // The half-open breaker's trial, made beside the batch rather than for it: a read of the
+    // batch's cards without its device touches (so it changes nothing), whose answer closes the
+    // breaker or opens it again; the batch is the rules' meanwhile, as under the open breaker.
+    // Made for the batch, the trial held the scoring loop for as long as a store that does not
+    // answer was given (the budget left, ~140 ms): Redis stopped for 10 s (chaos: redis-frozen)
+    // then held one batch a second that long, and what arrived behind it, a p99 of 128–131 ms.
+    void guardedRead(batch, cardIds, []);
     ctx.events?.dependencyFailure?.("state_read", "breaker_open");
     return { ok: false, failure: "breaker_open" };
   }
-  const read = await ctx.guards.stateRead.run(
-    () => ctx.store.readBatch({ cardIds, deviceTouches: touches, nowMs: ctx.clock.nowMs() }),
-    callTimeoutMs(batch, "stateRead"),
-  );
-  if (!read.ok) {
-    ctx.events?.dependencyFailure?.("state_read", read.failure, read.error);
-    return read;
-  }
+  const read = await guardedRead(batch, cardIds, touches);
+  if (!read.ok) return read;
   const { states, deviceCardCounts: counts, tampered, histories, unavailable: failedIndexes } = read.value;
   touchOf.forEach((itemIndex, t) => (deviceCardCounts[itemIndex] = counts[t] ?? 1));
   if (tampered > 0) ctx.events?.stateOutcome?.("tampered", tampered);
@@ -99,24 +99,19 @@ export async function readCardStates(batch: ScoringBatch, indexes: readonly numb
   return unavailable === undefined ? { ok: true } : { ok: true, unavailable };
 }
 
-/**
- * The half-open breaker's trial call, made beside the batch rather than for it: a read of the
- * batch's cards (without its device touches, so it changes nothing), whose answer closes the
- * breaker or opens it again. The batch is the rules' meanwhile, as under the open breaker. Made
- * for the batch, the trial held the scoring loop for as long as a store that does not answer was
- * given (the budget left, ~140 ms): Redis stopped for 10 s (chaos: redis-frozen) then held one
- * batch a second that long, and what arrived behind it, a p99 of 128–131 ms over the run.
- */
-function tryStoreAside(batch: ScoringBatch, cardIds: readonly string[]): void {
+/** One read of the store under the state-read guard, within the batch's budget; a failure reported. */
+async function guardedRead(
+  batch: ScoringBatch,
+  cardIds: readonly string[],
+  deviceTouches: readonly DeviceTouch[],
+) {
   const { ctx } = batch;
-  void ctx.guards.stateRead
-    .run(
-      () => ctx.store.readBatch({ cardIds, deviceTouches: [], nowMs: ctx.clock.nowMs() }),
-      callTimeoutMs(batch, "stateRead"),
-    )
-    .then((trial) => {
-      if (!trial.ok) ctx.events?.dependencyFailure?.("state_read", trial.failure, trial.error);
-    });
+  const read = await ctx.guards.stateRead.run(
+    () => ctx.store.readBatch({ cardIds, deviceTouches, nowMs: ctx.clock.nowMs() }),
+    callTimeoutMs(batch, "stateRead"),
+  );
+  if (!read.ok) ctx.events?.dependencyFailure?.("state_read", read.failure, read.error);
+  return read;
 }
 
 function safeDecode(bytes: Uint8Array, hidden: number, hc: Float32Array): CardState | undefined {

@@ -33,10 +33,10 @@ const RETRIES = 5;
  * still writing that one's markers, and its first AddPartitionsToTxn is answered
  * CONCURRENT_TRANSACTIONS for a few milliseconds. Retried RETRY_DELAY_MS later, about one
  * delivery in five waited 250 ms for it (33 of 149 in 10 s of `demo --rate 1000` with
- * KAFKA_EXACTLY_ONCE: p99 508-549 ms, 43-51 % of decisions the rules' for want of budget). The Java client retries this
- * one case after 20 ms (TransactionManager's ADD_PARTITIONS_RETRY_BACKOFF_MS, KAFKA-5482); so do
- * we for the first attempts, then the usual delays, so the whole window is no shorter than before
- * (1,310 ms against 5 × 250).
+ * KAFKA_EXACTLY_ONCE: p99 508-549 ms, 43-51 % of decisions the rules' for want of budget).
+ * The Java client retries this one case after 20 ms (TransactionManager's
+ * ADD_PARTITIONS_RETRY_BACKOFF_MS, KAFKA-5482); so do we for the first attempts, then the usual
+ * delays, so the whole window is no shorter than before (1,310 ms against 5 × 250).
  */
 const CONCURRENT_TRANSACTIONS_DELAYS_MS = [20, 20, 20, 250, 1000] as const;
 
@@ -44,7 +44,7 @@ const CONCURRENT_TRANSACTIONS_DELAYS_MS = [20, 20, 20, 250, 1000] as const;
 export function retryDelayMs(attempt: number, error: unknown): number {
   if (!isConcurrentTransactions(error)) return RETRY_DELAY_MS;
   const delays = CONCURRENT_TRANSACTIONS_DELAYS_MS;
-  return delays[Math.min(Math.max(attempt, 1), delays.length) - 1]!;
+  return delays[Math.min(attempt, delays.length) - 1] ?? RETRY_DELAY_MS;
 }
 
 const saslMechanism = {
