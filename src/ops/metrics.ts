@@ -17,7 +17,11 @@ export const STAGES = [
 ] as const;
 export type Stage = (typeof STAGES)[number];
 
-/** deferred: state work queued off the decision path; dropped: state work that could not be applied. */
+/**
+ * deferred: state work queued off the decision path; dropped: state work that could not be
+ * applied; committed_ahead: deferred state work whose exactly-once commit did not wait for it
+ * (the store stalled), lost if the process dies before it is applied.
+ */
 export const CARD_STATE_OUTCOMES = [
   "hit",
   "miss",
@@ -26,6 +30,7 @@ export const CARD_STATE_OUTCOMES = [
   "stale_write",
   "deferred",
   "dropped",
+  "committed_ahead",
 ] as const;
 export type CardStateOutcome = (typeof CARD_STATE_OUTCOMES)[number];
 

@@ -17,6 +17,13 @@
 // waits for it before it takes more, while the lane is applying what it is given. A failing lane
 // (Redis down) never holds the consumer: decisions stay inside their budget, and what cannot be
 // applied is dropped and counted as before.
+//
+// Exactly-once commits a delivery only once its deferred work is applied (drained), so that a
+// crash cannot commit offsets whose state was never written. A store that stops answering would
+// then hold every decision behind that commit: Redis stopped for 10 s under 1,000 tx/s with
+// --exactly-once (chaos: redis-frozen-exactly-once) held decisions 10-13 s. drainedUnlessStalled
+// ends such a wait once the call in flight has gone unanswered as long as a live state call may
+// wait; the lane is then behind, and no commit waits for it until it has drained.
 import { GuardedCall } from "./guardedCall.js";
 import type { ScoringGuards, ScoringItem } from "./scoreBatch.js";
 
@@ -51,18 +58,30 @@ export interface DeferredStateLaneOptions {
   readonly apply: (items: readonly ScoringItem[], guards: ScoringGuards) => Promise<boolean>;
   /** Per call; see LANE_CALL_TIMEOUT_MS. */
   readonly timeoutMs?: number;
+  /**
+   * Exactly-once only: how long a call may go unanswered before the store counts as stalled
+   * (drainedUnlessStalled, storeStalled); serve passes what a live state call may wait. Without
+   * it the lane is never behind: drainedUnlessStalled is drained().
+   */
+  readonly stallMs?: number;
   /** Transactions handled in one catch-up batch. */
   readonly maxBatchItems?: number;
   /** Transactions that may wait; beyond this new work is dropped (and counted). */
   readonly maxPendingItems?: number;
   readonly onDropped?: (items: number, reason: "full" | "failed") => void;
   readonly onDeferred?: (items: number) => void;
+  /**
+   * The lane fell behind (a wait gave up on a stalled call; `items`: the work queued then), or
+   * caught up again (drained). While behind, work deferred is reported with `items` as it comes:
+   * commits do not wait for it, and a crash before it is applied loses it.
+   */
+  readonly onBehind?: (event: "behind" | "deferred_behind" | "caught_up", items: number) => void;
 }
 
 export class DeferredStateLane {
   readonly guards: ScoringGuards;
-  readonly #options: Required<Omit<DeferredStateLaneOptions, "onDropped" | "onDeferred">> &
-    Pick<DeferredStateLaneOptions, "onDropped" | "onDeferred">;
+  readonly #options: Required<Omit<DeferredStateLaneOptions, "onDropped" | "onDeferred" | "onBehind">> &
+    Pick<DeferredStateLaneOptions, "onDropped" | "onDeferred" | "onBehind">;
   #queue: Deferred[] = [];
   #pendingItems = 0;
   /** Of those, deferred as a backlog's (see defer): what room() counts. */
@@ -76,14 +95,20 @@ export class DeferredStateLane {
   /** False from a failed apply until one succeeds: room() does not wait on a failing lane. */
   #applying = true;
   #roomWaiters: Array<{ highWater: number; resolve: () => void }> = [];
+  /** When the apply call in flight started (performance.now()): what a stall is measured from. */
+  #callStartedMs = 0;
+  /** A wait gave up on a stalled call, and the lane has not drained since (drainedUnlessStalled). */
+  #behind = false;
 
   constructor({
     apply,
     timeoutMs = LANE_CALL_TIMEOUT_MS,
+    stallMs = Infinity,
     maxBatchItems = LANE_BATCH_ITEMS,
     maxPendingItems = 100_000,
     onDropped,
     onDeferred,
+    onBehind,
   }: DeferredStateLaneOptions) {
     // Breakers that never open: the lane is already the slow path, and each unit runs once.
     const guard = (name: string) =>
@@ -94,12 +119,35 @@ export class DeferredStateLane {
         volumeThreshold: 1e9,
       });
     this.guards = { stateRead: guard("state_read"), model: guard("model"), stateWrite: guard("state_write") };
-    this.#options = { apply, timeoutMs, maxBatchItems, maxPendingItems, onDropped, onDeferred };
+    this.#options = {
+      apply,
+      timeoutMs,
+      stallMs,
+      maxBatchItems,
+      maxPendingItems,
+      onDropped,
+      onDeferred,
+      onBehind,
+    };
   }
 
   /** True while any state work is queued or running. */
   get busy(): boolean {
     return this.#pendingItems > 0;
+  }
+
+  /** A wait gave up on this lane's stalled call, and it has not drained since. */
+  get behind(): boolean {
+    return this.#behind;
+  }
+
+  /**
+   * Behind, and the call in flight still unanswered after stallMs: the store does not answer now.
+   * Once it does, the lane's next calls are timed afresh, so this ends with the stall even while
+   * the lane is still catching up.
+   */
+  get storeStalled(): boolean {
+    return this.#behind && this.#running && performance.now() - this.#callStartedMs >= this.#options.stallMs;
   }
 
   get pendingItems(): number {
@@ -114,8 +162,14 @@ export class DeferredStateLane {
   /**
    * Queues these transactions' state work. `backlog`: the consumer's own backlog, late through
    * and through, sent here in bulk; only such work is what room() holds the consumer for.
+   * `storeFailed`: a live store call for them failed (it timed out, or the store refused it): the
+   * store has already had the time a live call may wait, so the lane is behind at once (with
+   * stallMs set) instead of a commit first waiting stallMs more for the lane's own call.
    */
-  defer(items: readonly ScoringItem[], { backlog = false }: { backlog?: boolean } = {}): void {
+  defer(
+    items: readonly ScoringItem[],
+    { backlog = false, storeFailed = false }: { backlog?: boolean; storeFailed?: boolean } = {},
+  ): void {
     if (items.length === 0) return;
     if (this.#pendingItems + items.length > this.#options.maxPendingItems) {
       this.#options.onDropped?.(items.length, "full");
@@ -128,6 +182,8 @@ export class DeferredStateLane {
     for (const { tx } of items)
       this.#pendingByCard.set(tx.cardId, (this.#pendingByCard.get(tx.cardId) ?? 0) + 1);
     this.#options.onDeferred?.(items.length);
+    if (this.#behind) this.#options.onBehind?.("deferred_behind", items.length);
+    else if (storeFailed && Number.isFinite(this.#options.stallMs)) this.#fallBehind();
     void this.#run();
   }
 
@@ -136,6 +192,42 @@ export class DeferredStateLane {
     if (this.#done >= this.#queued) return Promise.resolve();
     const upTo = this.#queued;
     return new Promise((resolve) => this.#waiters.push({ upTo, resolve }));
+  }
+
+  /**
+   * Like drained(), but resolves false instead once the apply call in flight has waited stallMs
+   * for the store (at once while the lane is behind); the lane is then behind until it drains.
+   * An expired timer first lets the loop's I/O phase run once, as GuardedCall's deadline does: on
+   * a busy loop the store's reply may be sitting unread in the socket.
+   */
+  drainedUnlessStalled(): Promise<boolean> {
+    const { stallMs } = this.#options;
+    if (!Number.isFinite(stallMs)) return this.drained().then(() => true);
+    if (this.#done >= this.#queued) return Promise.resolve(true);
+    if (this.#behind) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      const waiter = {
+        upTo: this.#queued,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve(true);
+        },
+      };
+      const check = (): void => {
+        if (!this.#waiters.includes(waiter)) return; // drained meanwhile
+        const waited = performance.now() - this.#callStartedMs;
+        if (waited < stallMs) {
+          timer = setTimeout(() => setImmediate(check), stallMs - waited);
+          return;
+        }
+        this.#waiters = this.#waiters.filter((w) => w !== waiter);
+        if (!this.#behind) this.#fallBehind();
+        resolve(false);
+      };
+      this.#waiters.push(waiter);
+      check();
+    });
   }
 
   /**
@@ -171,6 +263,7 @@ export class DeferredStateLane {
           count += next.items.length;
         }
         let applied = false;
+        this.#callStartedMs = performance.now();
         try {
           applied = await this.#options.apply(
             taken.flatMap((t) => t.items),
@@ -194,6 +287,12 @@ export class DeferredStateLane {
     }
   }
 
+  /** No commit waits for the lane until it drains; what waits now is reported. */
+  #fallBehind(): void {
+    this.#behind = true;
+    this.#options.onBehind?.("behind", this.#pendingItems);
+  }
+
   #release(cardId: string): void {
     const left = (this.#pendingByCard.get(cardId) ?? 1) - 1;
     if (left > 0) this.#pendingByCard.set(cardId, left);
@@ -204,6 +303,10 @@ export class DeferredStateLane {
     const ready = this.#waiters.filter((w) => w.upTo <= this.#done);
     this.#waiters = this.#waiters.filter((w) => w.upTo > this.#done);
     for (const w of ready) w.resolve();
+    if (this.#behind && this.#done >= this.#queued) {
+      this.#behind = false;
+      this.#options.onBehind?.("caught_up", 0);
+    }
     const hasRoom = (w: { highWater: number }) => !this.#applying || this.#backlogItems <= w.highWater;
     const roomy = this.#roomWaiters.filter(hasRoom);
     this.#roomWaiters = this.#roomWaiters.filter((w) => !hasRoom(w));

@@ -31,7 +31,7 @@ const isTimeout = (err: unknown) => (err as { code?: string } | undefined)?.code
  * their state reads 1–5 ms, those timed out, and the open breaker then sent the transactions
  * that did have budget to the rules too (slow-kafka-50ms: the model decided 31 % of them).
  */
-const isBudgetTimeout = (err: unknown) =>
+export const isBudgetTimeout = (err: unknown): boolean =>
   isTimeout(err) && (err as { budgetBound?: boolean }).budgetBound === true;
 
 /** Rejects with an ETIMEDOUT-coded error if `call` is still pending after `ms` and one I/O pass. */

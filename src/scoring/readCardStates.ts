@@ -16,7 +16,8 @@ const hexKey = (hash: number) => hash.toString(16);
  * ok with `unavailable`: those cards' state could not be read (the store node holding them is
  * down) and they have no slot; the rest of the batch was read as usual.
  */
-export type StateRead = { ok: true; unavailable?: ReadonlySet<string> } | { ok: false; failure: CallFailure };
+export type StateRead =
+  { ok: true; unavailable?: ReadonlySet<string> } | { ok: false; failure: CallFailure; error?: Error };
 
 /**
  * Fills the batch's card slots and device counts for these transactions: every card's, or

@@ -19,7 +19,8 @@
 import type { DecisionInit } from "../codec/messages.js";
 import { FallbackCause } from "../codec/messages.js";
 import { decisionsOf } from "./decisionOf.js";
-import { readCardStates } from "./readCardStates.js";
+import { isBudgetTimeout } from "./guardedCall.js";
+import { readCardStates, type StateRead } from "./readCardStates.js";
 import { causeOf, decideByRules, openBatch, rulesOnly, type ScoringBatch } from "./scoringBatch.js";
 import type { ScoringContext, ScoringItem } from "./scoringContext.js";
 import { scoreInWaves } from "./stepModel.js";
@@ -38,6 +39,7 @@ export interface DecidedBatch {
 }
 
 const NOTHING_TO_WRITE: Promise<void> = Promise.resolve();
+const STORE_STALLED: StateRead = { ok: false, failure: "error" };
 
 /** decideBatch awaited through its state write: the batch's whole effect done on return. */
 export async function scoreBatch(
@@ -97,12 +99,20 @@ async function scoreAndKeepState(
   const { ctx, times, items } = batch;
   const t0 = ctx.clock.monotonicUs();
   const earlierWrites = ctx.writesInFlight?.settled();
-  const read = await readCardStates(batch, indexes);
+  // The store has left the lane's call unanswered longer than a live read may wait (exactly-once
+  // no longer waits for the lane): a read now would spend the batch's budget waiting too, and in
+  // exactly-once the whole delivery's with it. Those waits, each under the breaker's notice (a
+  // timeout set by the budget is not counted), held decisions 100-160 ms a delivery for seconds
+  // after Redis was stopped (chaos: redis-frozen-exactly-once).
+  const read = ctx.stateLane?.storeStalled === true ? STORE_STALLED : await readCardStates(batch, indexes);
   if (earlierWrites !== undefined) await earlierWrites;
   times.stateRead = ctx.clock.monotonicUs() - t0;
   if (!read.ok) {
     decideByRules(batch, indexes, causeOf(read.failure));
-    ctx.stateLane?.defer(indexes.length === items.length ? items : indexes.map((i) => items[i]!));
+    // A read cut short by the batch's own budget (a late batch) says nothing of the store.
+    ctx.stateLane?.defer(indexes.length === items.length ? items : indexes.map((i) => items[i]!), {
+      storeFailed: !isBudgetTimeout(read.error),
+    });
     return { stateWritten: NOTHING_TO_WRITE };
   }
   // A write in flight when this read left may have failed since: its cards are the lane's now.
@@ -111,7 +121,10 @@ async function scoreAndKeepState(
     const failed = scored.filter((i) => read.unavailable!.has(items[i]!.tx.cardId));
     scored = withoutCards(batch, scored, read.unavailable);
     decideByRules(batch, failed, FallbackCause.FALLBACK_CAUSE_STATE_UNAVAILABLE);
-    ctx.stateLane?.defer(failed.map((i) => items[i]!));
+    ctx.stateLane?.defer(
+      failed.map((i) => items[i]!),
+      { storeFailed: true },
+    );
   }
   const scoredItems = scored.length === items.length ? items : scored.map((i) => items[i]!);
   await scoreInWaves(batch, scored);

@@ -1,6 +1,7 @@
 // The state write of a batch: every changed card in one store call, compare-and-set on position.
 import { encodedCardStateSize, encodeCardStateInto } from "../features/cardStateCodec.js";
 import type { CardStateWrite } from "./ports.js";
+import { isBudgetTimeout } from "./guardedCall.js";
 import { callTimeoutMs, type ScoringBatch } from "./scoringBatch.js";
 import type { ScoringItem } from "./scoringContext.js";
 
@@ -40,7 +41,7 @@ export async function writeCardStates(
   );
   if (!written.ok) {
     ctx.events?.dependencyFailure?.("state_write", written.failure, written.error);
-    ctx.stateLane?.defer(redoOnFailure);
+    ctx.stateLane?.defer(redoOnFailure, { storeFailed: !isBudgetTimeout(written.error) });
     return false;
   }
   const stale = written.value.filter((o) => o === "stale").length;
@@ -54,6 +55,9 @@ export async function writeCardStates(
     "error",
     new Error(`the store node of ${lost.size} of ${writes.length} cards failed`),
   );
-  ctx.stateLane?.defer(redoOnFailure.filter(({ tx }) => lost.has(tx.cardId)));
+  ctx.stateLane?.defer(
+    redoOnFailure.filter(({ tx }) => lost.has(tx.cardId)),
+    { storeFailed: true },
+  );
   return false;
 }

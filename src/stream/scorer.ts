@@ -195,7 +195,22 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
   const warnings = new LogThrottle();
   const stateLane: DeferredStateLane = new DeferredStateLane({
     apply: (items, laneGuards) => applyStateOnly(items, { ...context, ...parts.ports(), guards: laneGuards }),
+    // Exactly-once: a lane call the store leaves unanswered as long as a live state call may
+    // wait is stalled (commits stop waiting for the lane; live reads stop while it lasts).
+    ...(transactions ? { stallMs: scoring.stateTimeoutMs } : {}),
     onDeferred: (items) => metrics.countCardState("deferred", items),
+    onBehind: (event, items) => {
+      if (event === "caught_up") {
+        logger.info("the card-state store answers again: exactly-once commits wait for state work again");
+        return;
+      }
+      metrics.countCardState("committed_ahead", items);
+      if (event === "behind")
+        logger.warn(
+          { items, stallMs: scoring.stateTimeoutMs },
+          "the card-state store does not answer: exactly-once commits no longer wait for deferred state work",
+        );
+    },
     onDropped: (items, reason) => {
       metrics.countCardState("dropped", items);
       const line = warnings.admit(`dropped:${reason}`, items);
@@ -300,6 +315,15 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
     onDeadLetter: (reason) => metrics.countDeadLetter(reason),
     onDecoded: (decodeUs) => metrics.observeStage("decode", decodeUs / 1e6),
     stateSettled: () => stateLane.drained(),
+    // A delivery whose decisions are all past their budget (a backlog) waits for its state work
+    // whatever the store does: nothing is lost by waiting. One with decisions still inside their
+    // budget waits only while the store answers the lane: a stopped Redis held every decision
+    // behind the commit (redis-frozen-exactly-once: p100 10-13 s). Committed ahead of its state
+    // work, a delivery's updates are lost if the process dies before they are applied (counted).
+    deliveryStateSettled: (newestRecordMs) =>
+      newestRecordMs + scoring.budgetMs > context.clock.nowMs() || stateLane.behind
+        ? stateLane.drainedUnlessStalled()
+        : stateLane.drained(),
     // While the live state calls succeed, a lane applying a backlog's work bounds what waits on
     // it (room() counts nothing else); in an outage (breaker open) nothing holds the consumer.
     stateRoom: () =>

@@ -34,6 +34,12 @@ export interface TransactionConsumerOptions {
   /** Resolves when the card-state work deferred so far has been applied (or given up). */
   readonly stateSettled?: () => Promise<unknown>;
   /**
+   * Exactly-once: resolves when a delivery's transaction may commit as far as the card-state work
+   * deferred for it goes (serve: once applied, unless the store stalls while the delivery's
+   * decisions still have budget). `newestRecordMs`: the timestamp of its newest record.
+   */
+  readonly deliveryStateSettled?: (newestRecordMs: number) => Promise<unknown>;
+  /**
    * Resolves when the deferred card-state work has room for more: in a backlog the rules decide
    * faster than state is applied, and the consumer waits here rather than let that work pile up
    * (DeferredStateLane.room). Exactly-once waits for all of it per delivery anyway.
@@ -73,6 +79,13 @@ const tooManyFrames = (count: number): DecodeError => ({
  */
 const MAX_WAITING_RECORDS = 50_000;
 const MAX_WAITING_BYTES = 64 * 1024 * 1024;
+
+const newestTimestampMs = (batches: readonly RecordBatch[]): number => {
+  let newest = -Infinity;
+  for (const batch of batches)
+    for (const record of batch.records) newest = Math.max(newest, record.timestampMs);
+  return newest;
+};
 
 /** Where one card's records queue: a topic's records of one key (the card id) in one partition. */
 const laneOf = (batch: RecordBatch, key: Buffer): string =>
@@ -151,7 +164,7 @@ export class TransactionConsumer {
       // One delivery, one transaction: its decisions are already written inside it.
       try {
         await Promise.all(handled);
-        await this.#options.stateSettled?.();
+        await this.#options.deliveryStateSettled?.(newestTimestampMs(batches));
         await transactions.commit(batches);
       } catch (err) {
         this.#options.onFatal(err);

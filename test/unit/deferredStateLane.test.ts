@@ -133,4 +133,77 @@ describe("the deferred card-state lane", () => {
     await lane.drained();
     lane.shutdown();
   });
+  it("lets a commit go ahead of a call the store leaves unanswered, and waits again once the lane has drained", async () => {
+    const events: Array<[string, number]> = [];
+    let answer!: () => void;
+    let calls = 0;
+    const lane = new DeferredStateLane({
+      // The first call hangs (a stopped Redis) until answered; the rest answer at once.
+      apply: () =>
+        calls++ === 0
+          ? new Promise<boolean>((resolve) => (answer = () => resolve(true)))
+          : Promise.resolve(true),
+      onBehind: (event, n) => events.push([event, n]),
+      stallMs: 20,
+    });
+    await expect(lane.drainedUnlessStalled()).resolves.toBe(true); // nothing queued
+    lane.defer(items(0, 3));
+    expect(lane.storeStalled).toBe(false); // not behind yet
+    const started = performance.now();
+    await expect(lane.drainedUnlessStalled()).resolves.toBe(false);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(19);
+    expect(lane.behind).toBe(true);
+    expect(lane.storeStalled).toBe(true);
+    // Behind: no wait at all, and what is deferred meanwhile is reported as committed ahead.
+    lane.defer(items(3, 2, "other"));
+    await expect(lane.drainedUnlessStalled()).resolves.toBe(false);
+    let drained = false;
+    void lane.drained().then(() => (drained = true));
+    await sleep(5);
+    expect(drained).toBe(false); // a plain drained() still waits for the work itself
+    answer();
+    await lane.drained();
+    expect([lane.behind, lane.storeStalled]).toEqual([false, false]);
+    expect(events).toEqual([
+      ["behind", 3],
+      ["deferred_behind", 2],
+      ["caught_up", 0],
+    ]);
+    // Caught up: a call that answers inside the limit is waited for.
+    lane.defer(items(5, 1));
+    await expect(lane.drainedUnlessStalled()).resolves.toBe(true);
+    lane.shutdown();
+  });
+
+  it("does not call a slow but answering store stalled: each call is timed from its own start", async () => {
+    const lane = new DeferredStateLane({
+      apply: async () => {
+        await sleep(50);
+        return true;
+      },
+      maxBatchItems: 1,
+      stallMs: 200,
+    });
+    for (let i = 0; i < 6; i++) lane.defer(items(i, 1, `card-${i}`));
+    // Six calls of 50 ms each: 300 ms in all, but no single call waits 200 ms.
+    await expect(lane.drainedUnlessStalled()).resolves.toBe(true);
+    expect(lane.behind).toBe(false);
+    lane.shutdown();
+  });
+  it("falls behind at once for work whose live store call failed, and only when told how long a stall is", async () => {
+    const hang = () => new Promise<boolean>(() => {});
+    const events: string[] = [];
+    const lane = new DeferredStateLane({ apply: hang, stallMs: 10_000, onBehind: (event) => events.push(event) });
+    lane.defer(items(0, 1), { storeFailed: true });
+    expect(lane.behind).toBe(true);
+    await expect(lane.drainedUnlessStalled()).resolves.toBe(false); // no 10 s wait
+    expect(events).toEqual(["behind"]);
+    // Without stallMs (at-least-once), the lane is never behind: the wait is drained()'s.
+    const plain = new DeferredStateLane({ apply: async () => true });
+    plain.defer(items(0, 1), { storeFailed: true });
+    expect(plain.behind).toBe(false);
+    await expect(plain.drainedUnlessStalled()).resolves.toBe(true);
+    lane.shutdown();
+    plain.shutdown();
+  });
 });

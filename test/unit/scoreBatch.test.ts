@@ -306,10 +306,13 @@ describe("scoreBatch", () => {
     const base = context({ store: sometimesSlow, budgetMs: 100 });
     const stateLane = new DeferredStateLane({
       apply: (items, laneGuards) => applyStateOnly(items, { ...base, guards: laneGuards }),
+      stallMs: 1_000, // as exactly-once sets it
     });
     const ctx: ScoringContext = { ...base, stateLane };
     const [a, b, c] = history("slow", 3);
     const [first] = await scoreBatch([a!], ctx); // times out: rules decide, state work deferred
+    // Cut short by the batch's budget, not by the store: commits still wait for the lane.
+    expect(stateLane.behind).toBe(false);
     const [second] = await scoreBatch([b!], ctx); // lane busy: rules decide, queued behind
     expect([first!.fallbackCause, second!.fallbackCause]).toEqual([
       FallbackCause.FALLBACK_CAUSE_TIMEOUT,
@@ -362,6 +365,53 @@ describe("scoreBatch", () => {
     expect(third!.fallback).toBe(false); // the lane applied the card's work: back to the model
     const { states } = await store.readBatch({ cardIds: ["held"], deviceTouches: [], nowMs: T0 });
     expect(decodeCardState(states[0]!.bytes).txCount).toBe(3);
+    stateLane.shutdown();
+  });
+
+  it("while the store leaves the lane's call unanswered (exactly-once), other cards are the rules' without a read, and the model's once it answers", async () => {
+    const store = new MemoryCardStateStore();
+    let reads = 0;
+    let thaw!: () => void;
+    const thawed = new Promise<void>((r) => (thaw = r));
+    let frozen = true;
+    const freezable: CardStateStore = {
+      readBatch: async (req) => {
+        reads++;
+        if (frozen) await thawed; // a stopped Redis: no answer, no error
+        return store.readBatch(req);
+      },
+      readHistories: (ids) => store.readHistories(ids),
+      writeBatch: (writes) => store.writeBatch(writes),
+    };
+    // 100 ms of budget, 5 ms gone, 40 ms kept for the rest: 55 ms left, so a live read gets the
+    // guard's own 50 ms (a timeout of the store, not of the batch's budget).
+    const base = context({ store: freezable, budgetMs: 100, guards: guards(50) });
+    const stateLane = new DeferredStateLane({
+      apply: (items, laneGuards) => applyStateOnly(items, { ...base, guards: laneGuards }),
+      stallMs: 20,
+    });
+    const ctx: ScoringContext = { ...base, stateLane };
+    const [a] = history("first", 1);
+    const [first] = await scoreBatch([a!], ctx); // the read times out: rules, work to the lane
+    expect(first!.fallbackCause).toBe(FallbackCause.FALLBACK_CAUSE_TIMEOUT);
+    expect(stateLane.behind).toBe(true); // the store had a live call's time: no commit waits
+    await sleep(40); // the lane's own read unanswered past stallMs
+    expect(stateLane.storeStalled).toBe(true);
+    const readsBefore = reads;
+    const [b] = history("other", 1);
+    const [second] = await scoreBatch([b!], ctx);
+    expect(second!.fallbackCause).toBe(FallbackCause.FALLBACK_CAUSE_STATE_UNAVAILABLE);
+    expect(reads).toBe(readsBefore); // no read sent to a store that does not answer
+    frozen = false;
+    thaw();
+    await stateLane.drained();
+    expect([stateLane.behind, stateLane.storeStalled]).toEqual([false, false]);
+    const [c] = history("third", 1);
+    const [third] = await scoreBatch([c!], ctx);
+    expect(third!.fallback).toBe(false);
+    // Both rules-decided transactions' state was applied by the lane once the store answered.
+    const { states } = await store.readBatch({ cardIds: ["first", "other"], deviceTouches: [], nowMs: T0 });
+    expect(states.map((st) => decodeCardState(st!.bytes).txCount)).toEqual([1, 1]);
     stateLane.shutdown();
   });
 
