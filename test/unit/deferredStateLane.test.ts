@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
-import { DeferredStateLane } from "../../src/scoring/deferredStateLane.js";
+import { DeferredStateLane, LANE_LIVE_BATCH_ITEMS } from "../../src/scoring/deferredStateLane.js";
 import type { ScoringItem } from "../../src/scoring/scoreBatch.js";
 
 const items = (from: number, n: number, cardId = "card") =>
@@ -193,7 +193,11 @@ describe("the deferred card-state lane", () => {
   it("falls behind at once for work whose live store call failed, and only when told how long a stall is", async () => {
     const hang = () => new Promise<boolean>(() => {});
     const events: string[] = [];
-    const lane = new DeferredStateLane({ apply: hang, stallMs: 10_000, onBehind: (event) => events.push(event) });
+    const lane = new DeferredStateLane({
+      apply: hang,
+      stallMs: 10_000,
+      onBehind: (event) => events.push(event),
+    });
     lane.defer(items(0, 1), { storeFailed: true });
     expect(lane.behind).toBe(true);
     await expect(lane.drainedUnlessStalled()).resolves.toBe(false); // no 10 s wait
@@ -205,5 +209,30 @@ describe("the deferred card-state lane", () => {
     await expect(plain.drainedUnlessStalled()).resolves.toBe(true);
     lane.shutdown();
     plain.shutdown();
+  });
+  it("applies a live stream's deferred work in calls of at most LANE_LIVE_BATCH_ITEMS, a backlog's in larger ones", async () => {
+    const sizes: Array<[number, boolean]> = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const lane = new DeferredStateLane({
+      apply: async (batch) => {
+        await gate;
+        sizes.push([batch.length, batch[0]!.position >= 10_000]);
+        return true;
+      },
+    });
+    // Queued while the first call waits: 40 live deferrals of 32, then 40 of a backlog's.
+    lane.defer(items(0, 1));
+    for (let b = 0; b < 40; b++) lane.defer(items(1 + b * 32, 32, `live-${b}`));
+    for (let b = 0; b < 40; b++) lane.defer(items(10_000 + b * 32, 32, `old-${b}`), { backlog: true });
+    release();
+    await lane.drained();
+    const live = sizes.filter(([, backlog]) => !backlog).map(([n]) => n);
+    const backlog = sizes.filter(([, isBacklog]) => isBacklog).map(([n]) => n);
+    expect(Math.max(...live)).toBeLessThanOrEqual(LANE_LIVE_BATCH_ITEMS);
+    expect(live.reduce((a, b) => a + b, 0)).toBe(1 + 40 * 32);
+    expect(Math.max(...backlog)).toBeGreaterThan(LANE_LIVE_BATCH_ITEMS);
+    expect(backlog.reduce((a, b) => a + b, 0)).toBe(40 * 32);
+    lane.shutdown();
   });
 });
