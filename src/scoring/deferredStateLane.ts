@@ -31,14 +31,17 @@ import type { ScoringGuards, ScoringItem } from "./scoreBatch.js";
 export const LANE_BATCH_ITEMS = 2_048;
 
 /**
- * Transactions handled in one call while the work at the head of the queue is a live stream's
- * (deferred by failed or late state calls, not a backlog's): its decisions are being made beside
- * the lane, and a call's synchronous stretches (decoding, features, encoding and signing for
- * every card) and its Redis scripts hold them up. After Redis was stopped 10 s at 1,000 tx/s
- * (chaos: redis-frozen-exactly-once), catching up on the ~10,000 transactions of the stop in
- * calls of 2,048 put decisions sent just after Redis continued at up to 204-262 ms (2 of 5 runs
- * over 200 ms); in calls of 256, the slowest after it were under 100 ms (p99 74-98 ms in that
- * second, 3 runs), and at-least-once's p99 there went from 89 to 40 ms.
+ * Transactions handled in one call while the lane catches up after the store failed live calls
+ * (see defer's storeFailed), unless the work at the head of the queue is a backlog's: fresh
+ * decisions are being made beside the lane then, and a call's synchronous stretches (decoding,
+ * features, encoding and signing for every card) and its Redis scripts hold them up. After Redis
+ * was stopped 10 s at 1,000 tx/s (chaos: redis-frozen-exactly-once), catching up on the ~10,000
+ * transactions of the stop in calls of 2,048 put decisions sent just after Redis continued at up
+ * to 204-262 ms (2 of 5 runs over 200 ms); in calls of 256, the slowest after it were under 100
+ * ms (p99 74-98 ms in that second, 3 runs), and at-least-once's p99 there went from 89 to 40 ms.
+ * Not after a restart's late batches (their reads cut short by the budget, not failed by the
+ * store): in calls of 256 their catch-up held an exactly-once consumer longer (a partition
+ * stalled 2.9 s after a SIGKILL, against 1.0-1.3 s).
  */
 export const LANE_LIVE_BATCH_ITEMS = 256;
 
@@ -111,6 +114,8 @@ export class DeferredStateLane {
   #callStartedMs = 0;
   /** A wait gave up on a stalled call, and the lane has not drained since (drainedUnlessStalled). */
   #behind = false;
+  /** A live store call failed since the lane last drained: calls are kept short (LANE_LIVE_BATCH_ITEMS). */
+  #recovering = false;
 
   constructor({
     apply,
@@ -176,7 +181,8 @@ export class DeferredStateLane {
    * and through, sent here in bulk; only such work is what room() holds the consumer for.
    * `storeFailed`: a live store call for them failed (it timed out, or the store refused it): the
    * store has already had the time a live call may wait, so the lane is behind at once (with
-   * stallMs set) instead of a commit first waiting stallMs more for the lane's own call.
+   * stallMs set) instead of a commit first waiting stallMs more for the lane's own call; and
+   * until it drains it works in short calls, beside the live decisions (LANE_LIVE_BATCH_ITEMS).
    */
   defer(
     items: readonly ScoringItem[],
@@ -194,6 +200,7 @@ export class DeferredStateLane {
     for (const { tx } of items)
       this.#pendingByCard.set(tx.cardId, (this.#pendingByCard.get(tx.cardId) ?? 0) + 1);
     this.#options.onDeferred?.(items.length);
+    if (storeFailed) this.#recovering = true;
     if (this.#behind) this.#options.onBehind?.("deferred_behind", items.length);
     else if (storeFailed && Number.isFinite(this.#options.stallMs)) this.#fallBehind();
     void this.#run();
@@ -266,9 +273,10 @@ export class DeferredStateLane {
       while (this.#queue.length > 0) {
         const taken: Deferred[] = [];
         let count = 0;
-        const cap = this.#queue[0]!.backlog
-          ? this.#options.maxBatchItems
-          : Math.min(this.#options.maxBatchItems, LANE_LIVE_BATCH_ITEMS);
+        const cap =
+          this.#recovering && !this.#queue[0]!.backlog
+            ? Math.min(this.#options.maxBatchItems, LANE_LIVE_BATCH_ITEMS)
+            : this.#options.maxBatchItems;
         while (
           this.#queue.length > 0 &&
           (taken.length === 0 || count + this.#queue[0]!.items.length <= cap)
@@ -318,9 +326,12 @@ export class DeferredStateLane {
     const ready = this.#waiters.filter((w) => w.upTo <= this.#done);
     this.#waiters = this.#waiters.filter((w) => w.upTo > this.#done);
     for (const w of ready) w.resolve();
-    if (this.#behind && this.#done >= this.#queued) {
-      this.#behind = false;
-      this.#options.onBehind?.("caught_up", 0);
+    if (this.#done >= this.#queued) {
+      this.#recovering = false;
+      if (this.#behind) {
+        this.#behind = false;
+        this.#options.onBehind?.("caught_up", 0);
+      }
     }
     const hasRoom = (w: { highWater: number }) => !this.#applying || this.#backlogItems <= w.highWater;
     const roomy = this.#roomWaiters.filter(hasRoom);

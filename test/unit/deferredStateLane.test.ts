@@ -210,7 +210,7 @@ describe("the deferred card-state lane", () => {
     lane.shutdown();
     plain.shutdown();
   });
-  it("applies a live stream's deferred work in calls of at most LANE_LIVE_BATCH_ITEMS, a backlog's in larger ones", async () => {
+  it("after a failed live store call, applies a live stream's work in calls of at most LANE_LIVE_BATCH_ITEMS, a backlog's in larger ones", async () => {
     const sizes: Array<[number, boolean]> = [];
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
@@ -222,7 +222,7 @@ describe("the deferred card-state lane", () => {
       },
     });
     // Queued while the first call waits: 40 live deferrals of 32, then 40 of a backlog's.
-    lane.defer(items(0, 1));
+    lane.defer(items(0, 1), { storeFailed: true });
     for (let b = 0; b < 40; b++) lane.defer(items(1 + b * 32, 32, `live-${b}`));
     for (let b = 0; b < 40; b++) lane.defer(items(10_000 + b * 32, 32, `old-${b}`), { backlog: true });
     release();
@@ -233,6 +233,24 @@ describe("the deferred card-state lane", () => {
     expect(live.reduce((a, b) => a + b, 0)).toBe(1 + 40 * 32);
     expect(Math.max(...backlog)).toBeGreaterThan(LANE_LIVE_BATCH_ITEMS);
     expect(backlog.reduce((a, b) => a + b, 0)).toBe(40 * 32);
+    lane.shutdown();
+  });
+  it("applies late work in large calls when no store call failed (a restart's late batches)", async () => {
+    const sizes: number[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const lane = new DeferredStateLane({
+      apply: async (batch) => {
+        await gate;
+        sizes.push(batch.length);
+        return true;
+      },
+    });
+    lane.defer(items(0, 1));
+    for (let b = 0; b < 40; b++) lane.defer(items(1 + b * 32, 32, `late-${b}`));
+    release();
+    await lane.drained();
+    expect(sizes).toEqual([1, 40 * 32]);
     lane.shutdown();
   });
 });
