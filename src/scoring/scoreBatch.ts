@@ -100,10 +100,10 @@ async function scoreAndKeepState(
   const t0 = ctx.clock.monotonicUs();
   const earlierWrites = ctx.writesInFlight?.settled();
   // The store has left the lane's call unanswered longer than a live read may wait (exactly-once
-  // no longer waits for the lane): a read now would spend the batch's budget waiting too, and in
-  // exactly-once the whole delivery's with it. Those waits, each under the breaker's notice (a
-  // timeout set by the budget is not counted), held decisions 100-160 ms a delivery for seconds
-  // after Redis was stopped (chaos: redis-frozen-exactly-once).
+  // only; see DeferredStateLane.storeStalled): a read now would spend the batch's budget waiting
+  // too, and in exactly-once the whole delivery's with it. Those waits kept the breaker closed (a
+  // timeout the budget set is not counted against it) and held decisions 100-160 ms a delivery
+  // for seconds after Redis was stopped (chaos: redis-frozen-exactly-once).
   const read = ctx.stateLane?.storeStalled === true ? STORE_STALLED : await readCardStates(batch, indexes);
   if (earlierWrites !== undefined) await earlierWrites;
   times.stateRead = ctx.clock.monotonicUs() - t0;

@@ -315,11 +315,12 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
     onDeadLetter: (reason) => metrics.countDeadLetter(reason),
     onDecoded: (decodeUs) => metrics.observeStage("decode", decodeUs / 1e6),
     stateSettled: () => stateLane.drained(),
-    // A delivery whose decisions are all past their budget (a backlog) waits for its state work
-    // whatever the store does: nothing is lost by waiting. One with decisions still inside their
-    // budget waits only while the store answers the lane: a stopped Redis held every decision
-    // behind the commit (redis-frozen-exactly-once: p100 10-13 s). Committed ahead of its state
-    // work, a delivery's updates are lost if the process dies before they are applied (counted).
+    // A delivery whose decisions are all past their budget (a backlog after a restart) waits for
+    // its state work, unless the lane is already behind: its decisions lose nothing by waiting.
+    // One with decisions still inside their budget waits only while the store answers the lane:
+    // a stopped Redis held every decision behind the commit (redis-frozen-exactly-once: p100
+    // 10-13 s). Committed ahead of its state work, a delivery's updates are lost if the process
+    // dies before they are applied (counted as committed_ahead).
     deliveryStateSettled: (newestRecordMs) =>
       newestRecordMs + scoring.budgetMs > context.clock.nowMs() || stateLane.behind
         ? stateLane.drainedUnlessStalled()
