@@ -12,6 +12,7 @@ import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { ensureTopics, scorerTopicSpecs } from "../../stack/topics.js";
 import { createTestTopics, testKafka, type TestTopics } from "./support/kafkaTestTopics.js";
 import { scorerEnv } from "./support/scorerEnv.js";
+import { whileScorerRuns } from "./support/scorerLog.js";
 
 const endpoints = testEndpoints();
 /** With its key and one header, this value leaves under 100 bytes of the input's 1,048,588. */
@@ -36,31 +37,29 @@ describe("dead letters near the broker's size limit", () => {
     const dlq = new TopicCollector(endpoints.kafkaBrokers, topics.dlq);
     await dlq.start();
     const scorer = await ScorerChild.start({ env: scorerEnv(endpoints, topics, hmacKeyHex) });
-    try {
-      const records: OutgoingRecord[] = corpus.map((r, i) => ({
-        topic: topics.transactions,
-        key: r.key,
-        value: r.value,
-        headers: { "test.index": String(i) },
-      }));
-      await producer.publish(records);
-      await dlq.waitFor(() => dlq.records.length >= corpus.length, 120_000, "dead letters");
-      const byIndex = new Map(dlq.records.map((r) => [Number(r.headers["test.index"]), r]));
-      expect(byIndex.size).toBe(corpus.length);
-      const large = dlq.records.filter((r) => r.value.length >= NEAR_LIMIT_BYTES - 8);
-      expect(large).toHaveLength(11);
-      expect(large.some((r) => r.value.equals(atLimit))).toBe(true);
-      for (const letter of large)
-        expect(letter.value.equals(corpus[Number(letter.headers["test.index"])]!.value)).toBe(true);
-      expect(await scorer.metric("fraud_dlq_records_truncated_total")).toBe(0);
-      expect(scorer.logTail(200)).not.toMatch(/"level":"fatal"/);
-    } catch (err) {
-      (err as Error).message += `\n--- scorer log (tail) ---\n${scorer.logTail(40)}`;
-      throw err;
-    } finally {
-      await scorer.stop("SIGTERM");
-      await dlq.stop();
-    }
+    await whileScorerRuns(
+      () => scorer,
+      async () => {
+        const records: OutgoingRecord[] = corpus.map((r, i) => ({
+          topic: topics.transactions,
+          key: r.key,
+          value: r.value,
+          headers: { "test.index": String(i) },
+        }));
+        await producer.publish(records);
+        await dlq.waitFor(() => dlq.records.length >= corpus.length, 120_000, "dead letters");
+        const byIndex = new Map(dlq.records.map((r) => [Number(r.headers["test.index"]), r]));
+        expect(byIndex.size).toBe(corpus.length);
+        const large = dlq.records.filter((r) => r.value.length >= NEAR_LIMIT_BYTES - 8);
+        expect(large).toHaveLength(11);
+        expect(large.some((r) => r.value.equals(atLimit))).toBe(true);
+        for (const letter of large)
+          expect(letter.value.equals(corpus[Number(letter.headers["test.index"])]!.value)).toBe(true);
+        expect(await scorer.metric("fraud_dlq_records_truncated_total")).toBe(0);
+        expect(scorer.logTail(200)).not.toMatch(/"level":"fatal"/);
+      },
+      { cleanup: () => dlq.stop() },
+    );
   });
 
   it("cut to fit a DLQ made elsewhere with a smaller limit, saying so, and the scorer keeps running", async () => {
@@ -77,29 +76,29 @@ describe("dead letters near the broker's size limit", () => {
     const dlq = new TopicCollector(endpoints.kafkaBrokers, topics.dlq);
     await dlq.start();
     const scorer = await ScorerChild.start({ env: scorerEnv(endpoints, topics, hmacKeyHex) });
-    try {
-      await producer.publish([{ topic: topics.transactions, key: large!.key, value: large!.value }]);
-      await producer.publish(small.map((r) => ({ topic: topics.transactions, key: r.key, value: r.value })));
-      await dlq.waitFor(() => dlq.records.length >= 1 + small.length, 120_000, "dead letters");
-      const cut = dlq.records.filter((r) => r.headers["dlq.truncated"] === "true");
-      expect(cut).toHaveLength(1);
-      const letter = cut[0]!;
-      expect(letter.value.length).toBeLessThan(dlqLimit);
-      expect(letter.value.equals(large!.value.subarray(0, letter.value.length))).toBe(true);
-      expect(letter.headers["dlq.original.length"]).toBe(String(large!.value.length));
-      expect(letter.headers["dlq.original.sha256"]).toBe(
-        createHash("sha256").update(large!.value).digest("hex"),
-      );
-      expect(letter.headers["dlq.source.topic"]).toBe(topics.transactions);
-      expect(letter.headers["dlq.source.offset"]).toBe("0");
-      expect(await scorer.metric("fraud_dlq_records_truncated_total")).toBe(1);
-      expect(scorer.logTail(200)).not.toMatch(/"level":"fatal"/);
-    } catch (err) {
-      (err as Error).message += `\n--- scorer log (tail) ---\n${scorer.logTail(40)}`;
-      throw err;
-    } finally {
-      await scorer.stop("SIGTERM");
-      await dlq.stop();
-    }
+    await whileScorerRuns(
+      () => scorer,
+      async () => {
+        await producer.publish([{ topic: topics.transactions, key: large!.key, value: large!.value }]);
+        await producer.publish(
+          small.map((r) => ({ topic: topics.transactions, key: r.key, value: r.value })),
+        );
+        await dlq.waitFor(() => dlq.records.length >= 1 + small.length, 120_000, "dead letters");
+        const cut = dlq.records.filter((r) => r.headers["dlq.truncated"] === "true");
+        expect(cut).toHaveLength(1);
+        const letter = cut[0]!;
+        expect(letter.value.length).toBeLessThan(dlqLimit);
+        expect(letter.value.equals(large!.value.subarray(0, letter.value.length))).toBe(true);
+        expect(letter.headers["dlq.original.length"]).toBe(String(large!.value.length));
+        expect(letter.headers["dlq.original.sha256"]).toBe(
+          createHash("sha256").update(large!.value).digest("hex"),
+        );
+        expect(letter.headers["dlq.source.topic"]).toBe(topics.transactions);
+        expect(letter.headers["dlq.source.offset"]).toBe("0");
+        expect(await scorer.metric("fraud_dlq_records_truncated_total")).toBe(1);
+        expect(scorer.logTail(200)).not.toMatch(/"level":"fatal"/);
+      },
+      { cleanup: () => dlq.stop() },
+    );
   });
 });

@@ -13,6 +13,7 @@ import { testEndpoints } from "./endpoints.js";
 import { DecisionsCollector } from "./support/decisionsCollector.js";
 import { createTestTopics, testKafka } from "./support/kafkaTestTopics.js";
 import { scorerEnv } from "./support/scorerEnv.js";
+import { whileScorerRuns } from "./support/scorerLog.js";
 import { delimitedRecord, makeTransactions } from "./support/transactionTraffic.js";
 
 const endpoints = testEndpoints();
@@ -48,35 +49,33 @@ describe("exactly-once decisions", () => {
     const committed = new DecisionsCollector(endpoints.kafkaBrokers, topics.decisions, "read_committed");
     await committed.start();
     let scorer = await ScorerChild.start({ env });
-    try {
-      // Paced traffic with a SIGKILL at five points mid-stream, each right after a chunk was
-      // sent (so the scorer is likely inside a transaction), and a new scorer started at once.
-      const chunk = 10;
-      const killPoints = new Set(
-        [1, 2, 3, 4, 5].map((k) => Math.floor((txs.length / chunk) * (k / 6)) * chunk),
-      );
-      for (let i = 0; i < txs.length; i += chunk) {
-        await producer.publish(
-          txs
-            .slice(i, i + chunk)
-            .map((tx) => ({ topic: topics.transactions, key: tx.cardId, value: delimitedRecord(tx) })),
+    await whileScorerRuns(
+      () => scorer,
+      async () => {
+        // Paced traffic with a SIGKILL at five points mid-stream, each right after a chunk was
+        // sent (so the scorer is likely inside a transaction), and a new scorer started at once.
+        const chunk = 10;
+        const killPoints = new Set(
+          [1, 2, 3, 4, 5].map((k) => Math.floor((txs.length / chunk) * (k / 6)) * chunk),
         );
-        await sleep(20);
-        if (killPoints.has(i)) {
-          await scorer.stop("SIGKILL");
-          scorer = await ScorerChild.start({ env });
+        for (let i = 0; i < txs.length; i += chunk) {
+          await producer.publish(
+            txs
+              .slice(i, i + chunk)
+              .map((tx) => ({ topic: topics.transactions, key: tx.cardId, value: delimitedRecord(tx) })),
+          );
+          await sleep(20);
+          if (killPoints.has(i)) {
+            await scorer.stop("SIGKILL");
+            scorer = await ScorerChild.start({ env });
+          }
         }
-      }
-      await committed.waitForDistinct(txs.length, 180_000);
-      // Let anything a duplicate would need to show up arrive before counting.
-      await sleep(2_000);
-    } catch (err) {
-      (err as Error).message += `\n--- scorer log (tail) ---\n${scorer.logTail(40)}`;
-      throw err;
-    } finally {
-      await scorer.stop("SIGTERM");
-      await committed.stop();
-    }
+        await committed.waitForDistinct(txs.length, 180_000);
+        // Let anything a duplicate would need to show up arrive before counting.
+        await sleep(2_000);
+      },
+      { cleanup: () => committed.stop() },
+    );
     const perTransaction = new Map<string, number>();
     for (const r of committed.records) perTransaction.set(r.key, (perTransaction.get(r.key) ?? 0) + 1);
     const duplicates = [...perTransaction.values()].filter((n) => n > 1).length;
@@ -88,6 +87,7 @@ describe("exactly-once decisions", () => {
     expect(duplicates).toBe(0);
     expect(committed.records).toHaveLength(txs.length);
   }, 480_000); // five process restarts, each a few seconds on a quiet machine, far more on a busy one
+
   it("commits decisions while a stopped Redis leaves the card-state work unanswered, and the model is back once Redis continues", async () => {
     // A private Redis: this one is stopped (SIGSTOP: connections stay open, nothing answers).
     const redis = await startPrivateRedis();
@@ -102,32 +102,29 @@ describe("exactly-once decisions", () => {
     const committed = new DecisionsCollector(endpoints.kafkaBrokers, topics.decisions, "read_committed");
     await committed.start();
     const scorer = await ScorerChild.start({ env });
-    try {
-      await sendPaced(topics.transactions, before);
-      await committed.waitForDistinct(before.length, 60_000);
-      redis.freeze();
-      await sendPaced(topics.transactions, during);
-      // Committed while Redis is still stopped. Before, each delivery's commit waited for the card
-      // state work deferred for it, which waited for Redis (up to the lane's 30 s per call).
-      await committed.waitForDistinct(before.length + during.length, 20_000);
-      const stopped = during.map((tx) => committed.byTransaction.get(tx.transactionId)!);
-      expect(stopped.filter((d) => !d.fallback)).toEqual([]); // no state, no model: the rules'
-      expect(new Set(stopped.map((d) => d.fallbackCause))).not.toContain(
-        FallbackCause.FALLBACK_CAUSE_UNSPECIFIED,
-      );
-      redis.thaw();
-      await sleep(3_000); // the lane applies what waited, the breakers close
-      await sendPaced(topics.transactions, after);
-      await committed.waitForDistinct(txs.length, 60_000);
-      await sleep(1_000); // anything a duplicate would need
-    } catch (err) {
-      (err as Error).message += `\n--- scorer log (tail) ---\n${scorer.logTail(40)}`;
-      throw err;
-    } finally {
-      await scorer.stop("SIGTERM");
-      await committed.stop();
-      await redis.stop();
-    }
+    await whileScorerRuns(
+      () => scorer,
+      async () => {
+        await sendPaced(topics.transactions, before);
+        await committed.waitForDistinct(before.length, 60_000);
+        redis.freeze();
+        await sendPaced(topics.transactions, during);
+        // Committed while Redis is still stopped. Before, each delivery's commit waited for the card
+        // state work deferred for it, which waited for Redis (up to the lane's 30 s per call).
+        await committed.waitForDistinct(before.length + during.length, 20_000);
+        const stopped = during.map((tx) => committed.byTransaction.get(tx.transactionId)!);
+        expect(stopped.filter((d) => !d.fallback)).toEqual([]); // no state, no model: the rules'
+        expect(new Set(stopped.map((d) => d.fallbackCause))).not.toContain(
+          FallbackCause.FALLBACK_CAUSE_UNSPECIFIED,
+        );
+        redis.thaw();
+        await sleep(3_000); // the lane applies what waited, the breakers close
+        await sendPaced(topics.transactions, after);
+        await committed.waitForDistinct(txs.length, 60_000);
+        await sleep(1_000); // anything a duplicate would need
+      },
+      { cleanup: async () => Promise.all([committed.stop(), redis.stop()]) },
+    );
     const resumed = after.filter((tx) => !committed.byTransaction.get(tx.transactionId)!.fallback);
     console.log(
       `exactly-once, Redis stopped: ${committed.records.length} committed decisions for ${txs.length} ` +

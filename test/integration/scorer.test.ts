@@ -22,6 +22,7 @@ import { createTestTopics, testKafka, type TestTopics } from "./support/kafkaTes
 import { committedModelVersion } from "../support/committedModel.js";
 import { ScorerChild } from "../../src/tools/scorerChild.js";
 import { scorerEnv as scorerEnvFor } from "./support/scorerEnv.js";
+import { whileScorerRuns } from "./support/scorerLog.js";
 import { startPrivateRedis } from "../../stack/privateRedis.js";
 import { delimitedRecord, makeTransactions, produceTransactions } from "./support/transactionTraffic.js";
 
@@ -59,16 +60,11 @@ async function withScorer<T>(
   const decisions = new DecisionsCollector(endpoints.kafkaBrokers, topics.decisions);
   await decisions.start();
   const scorer = await ScorerChild.start({ env: scorerEnv(topics, env) });
-  try {
-    return await body(scorer, decisions);
-  } catch (err) {
-    // The scorer's own log is the first thing anyone needs when such a test fails.
-    (err as Error).message += `\n--- scorer log (tail) ---\n${scorer.logTail(60)}`;
-    throw err;
-  } finally {
-    await scorer.stop("SIGTERM");
-    await decisions.stop();
-  }
+  return whileScorerRuns(
+    () => scorer,
+    () => body(scorer, decisions),
+    { cleanup: () => decisions.stop(), logLines: 60 },
+  );
 }
 
 describe("fraud-scorer serve on the real stack", () => {
