@@ -133,6 +133,7 @@ describe("the deferred card-state lane", () => {
     await lane.drained();
     lane.shutdown();
   });
+
   it("lets a commit go ahead of a call the store leaves unanswered, and waits again once the lane has drained", async () => {
     const events: Array<[string, number]> = [];
     let answer!: () => void;
@@ -149,9 +150,7 @@ describe("the deferred card-state lane", () => {
     await expect(lane.drainedUnlessStalled()).resolves.toBe(true); // nothing queued
     lane.defer(items(0, 3));
     expect(lane.storeStalled).toBe(false); // not behind yet
-    const started = performance.now();
     await expect(lane.drainedUnlessStalled()).resolves.toBe(false);
-    expect(performance.now() - started).toBeGreaterThanOrEqual(19);
     expect(lane.behind).toBe(true);
     expect(lane.storeStalled).toBe(true);
     // Behind: no wait at all, and what is deferred meanwhile is reported as committed ahead.
@@ -190,6 +189,7 @@ describe("the deferred card-state lane", () => {
     expect(lane.behind).toBe(false);
     lane.shutdown();
   });
+
   it("falls behind at once for work whose live store call failed, and only when told how long a stall is", async () => {
     const hang = () => new Promise<boolean>(() => {});
     const events: string[] = [];
@@ -210,6 +210,7 @@ describe("the deferred card-state lane", () => {
     lane.shutdown();
     plain.shutdown();
   });
+
   it("after a failed live store call, applies a live stream's work in calls of at most LANE_LIVE_BATCH_ITEMS, a backlog's in larger ones", async () => {
     const sizes: Array<[number, boolean]> = [];
     let release!: () => void;
@@ -235,6 +236,7 @@ describe("the deferred card-state lane", () => {
     expect(backlog.reduce((a, b) => a + b, 0)).toBe(40 * 32);
     lane.shutdown();
   });
+
   it("applies late work in large calls when no store call failed (a restart's late batches)", async () => {
     const sizes: number[] = [];
     let release!: () => void;
