@@ -39,9 +39,9 @@ export const LANE_BATCH_ITEMS = 2_048;
  * transactions of the stop in calls of 2,048 put decisions sent just after Redis continued at up
  * to 204-262 ms (2 of 5 runs over 200 ms); in calls of 256, the slowest after it were under 100
  * ms (p99 74-98 ms in that second, 3 runs), and at-least-once's p99 there went from 89 to 40 ms.
- * Not after a restart's late batches (their reads cut short by the budget, not failed by the
- * store): in calls of 256 their catch-up held an exactly-once consumer longer (a partition
- * stalled 2.9 s after a SIGKILL, against 1.0-1.3 s).
+ * Not for a restart's late batches (their reads cut short by the budget, not failed by the
+ * store): no fresh decision is made beside that catch-up, and an exactly-once consumer waits for
+ * it, so it is applied in the large calls that drain it soonest.
  */
 export const LANE_LIVE_BATCH_ITEMS = 256;
 
