@@ -6,6 +6,25 @@ import type { ScoringItem } from "../../src/scoring/scoreBatch.js";
 const items = (from: number, n: number, cardId = "card") =>
   Array.from({ length: n }, (_, i) => ({ position: from + i, tx: { cardId } }) as unknown as ScoringItem);
 
+/** The lane's calls, in order, for the work `queue` defers while the first call waits. */
+async function callsFor(queue: (lane: DeferredStateLane) => void): Promise<Array<readonly ScoringItem[]>> {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const calls: Array<readonly ScoringItem[]> = [];
+  const lane = new DeferredStateLane({
+    apply: async (batch) => {
+      await gate;
+      calls.push(batch);
+      return true;
+    },
+  });
+  queue(lane);
+  release();
+  await lane.drained();
+  lane.shutdown();
+  return calls;
+}
+
 describe("the deferred card-state lane", () => {
   it("catches up in coalesced batches, in arrival order, while work keeps arriving", async () => {
     const calls: number[][] = [];
@@ -212,47 +231,25 @@ describe("the deferred card-state lane", () => {
   });
 
   it("after a failed live store call, applies a live stream's work in calls of at most LANE_LIVE_BATCH_ITEMS, a backlog's in larger ones", async () => {
-    const sizes: Array<[number, boolean]> = [];
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    const lane = new DeferredStateLane({
-      apply: async (batch) => {
-        await gate;
-        sizes.push([batch.length, batch[0]!.position >= 10_000]);
-        return true;
-      },
-    });
     // Queued while the first call waits: 40 live deferrals of 32, then 40 of a backlog's.
-    lane.defer(items(0, 1), { storeFailed: true });
-    for (let b = 0; b < 40; b++) lane.defer(items(1 + b * 32, 32, `live-${b}`));
-    for (let b = 0; b < 40; b++) lane.defer(items(10_000 + b * 32, 32, `old-${b}`), { backlog: true });
-    release();
-    await lane.drained();
-    const live = sizes.filter(([, backlog]) => !backlog).map(([n]) => n);
-    const backlog = sizes.filter(([, isBacklog]) => isBacklog).map(([n]) => n);
+    const calls = await callsFor((lane) => {
+      lane.defer(items(0, 1), { storeFailed: true });
+      for (let b = 0; b < 40; b++) lane.defer(items(1 + b * 32, 32, `live-${b}`));
+      for (let b = 0; b < 40; b++) lane.defer(items(10_000 + b * 32, 32, `old-${b}`), { backlog: true });
+    });
+    const live = calls.filter((c) => c[0]!.position < 10_000).map((c) => c.length);
+    const backlog = calls.filter((c) => c[0]!.position >= 10_000).map((c) => c.length);
     expect(Math.max(...live)).toBeLessThanOrEqual(LANE_LIVE_BATCH_ITEMS);
     expect(live.reduce((a, b) => a + b, 0)).toBe(1 + 40 * 32);
     expect(Math.max(...backlog)).toBeGreaterThan(LANE_LIVE_BATCH_ITEMS);
     expect(backlog.reduce((a, b) => a + b, 0)).toBe(40 * 32);
-    lane.shutdown();
   });
 
   it("applies late work in large calls when no store call failed (a restart's late batches)", async () => {
-    const sizes: number[] = [];
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    const lane = new DeferredStateLane({
-      apply: async (batch) => {
-        await gate;
-        sizes.push(batch.length);
-        return true;
-      },
+    const calls = await callsFor((lane) => {
+      lane.defer(items(0, 1));
+      for (let b = 0; b < 40; b++) lane.defer(items(1 + b * 32, 32, `late-${b}`));
     });
-    lane.defer(items(0, 1));
-    for (let b = 0; b < 40; b++) lane.defer(items(1 + b * 32, 32, `late-${b}`));
-    release();
-    await lane.drained();
-    expect(sizes).toEqual([1, 40 * 32]);
-    lane.shutdown();
+    expect(calls.map((c) => c.length)).toEqual([1, 40 * 32]);
   });
 });
