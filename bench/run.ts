@@ -33,12 +33,26 @@ import { BenchContext } from "./support/benchContext.js";
 import { buildCompiledScorer } from "./support/compiledScorer.js";
 import { stackEndpoints } from "./support/stackEndpoints.js";
 import { applyV8Flags, V8_FLAGS } from "../src/ops/v8Flags.js";
+import { scoringNodeFlags } from "../bin/nodeFlags.js";
 
-// The in-process sections score with the V8 settings every fraud-scorer command runs with, so
-// they measure what `serve` runs (the serve children set them themselves, in src/cli/main.ts;
-// the passthroughs and section 11's load-generator child, started without the command, run
-// without them).
+// The in-process sections score with the settings every scoring command runs with, so they
+// measure what `serve` runs: Node's start-up flags that bin/fraud-scorer.js gives `serve`
+// (bin/nodeFlags.js; the bench starts itself again with them, as the bin does, unless they were
+// given) and V8's settings (src/ops/v8Flags.ts). The serve children get both themselves; the
+// passthroughs and section 11's load-generator child, started without the command, run without.
+const nodeFlags = scoringNodeFlags("serve", process.execArgv, process.env.NODE_OPTIONS);
+if (nodeFlags.length > 0)
+  process.execve?.(process.execPath, [
+    process.execPath,
+    ...nodeFlags,
+    ...process.execArgv,
+    ...process.argv.slice(1),
+  ]);
 applyV8Flags();
+/** The young-generation size the bench runs with, wherever it was given. */
+const startFlags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? "").split(/\s+/)].filter((arg) =>
+  arg.startsWith("--max-semi-space-size"),
+);
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 
@@ -139,7 +153,7 @@ const report = {
       cpuModel: cpus()[0]?.model.trim() ?? "unknown",
       memoryGiB: Math.round(totalmem() / 2 ** 30),
       node: process.version,
-      v8Flags: V8_FLAGS,
+      v8Flags: [...startFlags, ...V8_FLAGS],
       platform: `${process.platform} ${process.arch}`,
       loadAverageAtStart,
       loadAverageAtEnd: loadavg()[0]!,

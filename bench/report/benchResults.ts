@@ -30,7 +30,10 @@ export interface BenchMeta {
     readonly cpuModel: string;
     readonly memoryGiB: number;
     readonly node: string;
-    /** The V8 flags the bench and its scorers ran with (src/ops/v8Flags.ts); absent in results from before them. */
+    /**
+     * The V8 flags the bench and its scorers ran with: the young-generation size (bin/nodeFlags.js)
+     * and src/ops/v8Flags.ts's; absent in results from before them.
+     */
     readonly v8Flags?: readonly string[];
     readonly platform: string;
     /** 1-minute load averages: other work on the machine shows up here. */

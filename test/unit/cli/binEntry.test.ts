@@ -1,6 +1,6 @@
 // The bin runs the build in dist/ only when no source is newer than it, so a checkout being
 // worked on never runs stale code, and a container (dist/ without src/) runs the build.
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,7 +19,8 @@ const entryThatRuns = async () =>
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "fraud-scorer-bin-"));
   mkdirSync(join(dir, "bin"));
-  cpSync(join(ROOT, "bin/fraud-scorer.js"), join(dir, "bin/fraud-scorer.js"));
+  for (const file of ["fraud-scorer.js", "nodeFlags.js"])
+    cpSync(join(ROOT, "bin", file), join(dir, "bin", file));
   symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"), "dir");
   writeFileSync(join(dir, "package.json"), '{ "type": "module" }\n');
   mkdirSync(join(dir, "dist/cli"), { recursive: true });
@@ -51,5 +52,52 @@ describe("bin/fraud-scorer.js", () => {
   it("runs the sources where nothing was built", async () => {
     rmSync(join(dir, "dist"), { recursive: true });
     expect(await entryThatRuns()).toBe("src");
+  });
+});
+
+describe("bin/fraud-scorer.js, Node's flags for the commands that score", () => {
+  // What the command ran with, from inside it: its pid and Node's flags.
+  const started = (args: string[], { env = {}, nodeArgs = [] as string[] } = {}) => {
+    rmSync(join(dir, "src"), { recursive: true, force: true });
+    writeFileSync(
+      join(dir, "dist/cli/main.js"),
+      "console.log(JSON.stringify({ pid: process.pid, execArgv: process.execArgv }));\n",
+    );
+    return new Promise<{ spawnedPid: number; pid: number; execArgv: string[] }>((resolve, reject) => {
+      const child = spawn(process.execPath, [...nodeArgs, join(dir, "bin/fraud-scorer.js"), ...args], {
+        cwd: dir,
+        env: { ...process.env, NODE_OPTIONS: "", ...env },
+      });
+      let out = "";
+      child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+      child.on("error", reject);
+      child.on("exit", (code) => {
+        if (code !== 0) reject(new Error(`exited ${code}: ${out}`));
+        else resolve({ spawnedPid: child.pid!, ...(JSON.parse(out) as { pid: number; execArgv: string[] }) });
+      });
+    });
+  };
+
+  it("starts serve again in the same process with a 64 MB young-generation semi-space", async () => {
+    const seen = await started(["serve", "--dev"]);
+    expect(seen.execArgv).toEqual(["--max-semi-space-size=64"]);
+    // execve, not a child: a supervisor's signals reach the scorer itself.
+    expect(seen.pid).toBe(seen.spawnedPid);
+  });
+
+  it("does the same for replay and shadow, and for no other command", async () => {
+    expect((await started(["replay"])).execArgv).toEqual(["--max-semi-space-size=64"]);
+    expect((await started(["shadow"])).execArgv).toEqual(["--max-semi-space-size=64"]);
+    expect((await started(["decisions", "--follow"])).execArgv).toEqual([]);
+    expect((await started(["--help"])).execArgv).toEqual([]);
+  });
+
+  it("keeps a size given on the command line or in NODE_OPTIONS", async () => {
+    expect((await started(["serve"], { nodeArgs: ["--max-semi-space-size=8"] })).execArgv).toEqual([
+      "--max-semi-space-size=8",
+    ]);
+    expect(
+      (await started(["serve"], { env: { NODE_OPTIONS: "--max-semi-space-size=16" } })).execArgv,
+    ).toEqual([]);
   });
 });

@@ -1,0 +1,29 @@
+// Node's start-up flags for the commands that score a stream, which V8 reads when the process
+// starts and which therefore cannot be set from inside it (src/ops/v8Flags.ts sets what can).
+// bin/fraud-scorer.js starts those commands again with them; the bench starts itself with them,
+// so that its in-process sections measure what `serve` runs.
+//
+// Young-generation semi-spaces of up to 64 MB (V8's default: 16). A batch's objects (decoded
+// transactions, card states, feature arrays) live until its decisions are out, so every
+// young-generation collection copied those of the batches in hand, and with 16 MB one came every
+// ~1,300 transactions of a drain. Measured on 2026-12-05, alternating on one machine: bench
+// section 8's in-process drain, seven rounds, median 26.0 µs of CPU per transaction against 28.6
+// (lower in six), a quarter of the collections, the main thread paused 3.9-5.6 % of the wall
+// time against 7.4-9.2 %; `serve` draining section 6's backlog, seven rounds, median 41.8 µs per
+// record against 45.3 (lower in five). 32 MB took half the pause. The young generation grows to
+// the limit only under allocation pressure.
+
+const SCORING_COMMANDS = new Set(["serve", "replay", "shadow"]);
+export const YOUNG_GENERATION_FLAG = "--max-semi-space-size=64";
+
+const setsYoungGeneration = (args) => args.some((arg) => arg.startsWith("--max-semi-space-size"));
+
+/**
+ * The flags `command` should run with that the process lacks: none for a command that does not
+ * score, and none where a size was given (on Node's command line or in NODE_OPTIONS), which wins.
+ */
+export function scoringNodeFlags(command, execArgv, nodeOptions = "") {
+  if (!SCORING_COMMANDS.has(command)) return [];
+  if (setsYoungGeneration(execArgv) || setsYoungGeneration(nodeOptions.split(/\s+/))) return [];
+  return [YOUNG_GENERATION_FLAG];
+}
