@@ -54,6 +54,11 @@ export interface CeilingResult {
   readonly scorerExactlyOnce?: DrainThroughput & { readonly stateWork?: DrainStateWork };
   /** exactly-once ÷ at-least-once scorer: what the transactions cost in throughput. */
   readonly exactlyOnceOverScorer?: number;
+  /**
+   * The scorer started with V8's default young generation (16 MB semi-spaces) instead of the 64
+   * MB bin/nodeFlags.js gives it: what that flag buys. Absent in results from before it.
+   */
+  readonly scorerDefaultYoungGeneration?: DrainThroughput & { readonly stateWork?: DrainStateWork };
   /** The same client as the scorer's, through the port (absent in results before the port: kafkajs). */
   readonly passthroughClient?: string;
   readonly passthrough: DrainThroughput;
@@ -70,6 +75,8 @@ export interface CeilingResult {
 }
 
 const POLL_MS = 50;
+/** V8's own young-generation size on 64-bit, which bin/nodeFlags.js raises for the scoring commands. */
+const V8_DEFAULT_YOUNG_GENERATION = "--max-semi-space-size=16";
 export const PORT_CLIENT = "@platformatic/kafka through the port";
 
 export async function ceiling(ctx: BenchContext): Promise<CeilingResult> {
@@ -89,6 +96,12 @@ export async function ceiling(ctx: BenchContext): Promise<CeilingResult> {
 
   const scorer = await drainThroughScorer(ctx, input, records);
   ctx.log(`  scorer: ${scorer.recordsPerSecond} records/s`);
+  const scorerDefaultYoungGeneration = await drainThroughScorer(ctx, input, records, {
+    nodeOptions: V8_DEFAULT_YOUNG_GENERATION,
+  });
+  ctx.log(
+    `  scorer with V8's default young generation: ${scorerDefaultYoungGeneration.recordsPerSecond} records/s`,
+  );
   const scorerExactlyOnce = await drainThroughScorer(ctx, input, records, { exactlyOnce: true });
   ctx.log(`  scorer --exactly-once: ${scorerExactlyOnce.recordsPerSecond} records/s`);
 
@@ -124,6 +137,7 @@ export async function ceiling(ctx: BenchContext): Promise<CeilingResult> {
     partitions,
     scorer,
     scorerExactlyOnce,
+    scorerDefaultYoungGeneration,
     exactlyOnceOverScorer: round3(scorerExactlyOnce.recordsPerSecond / scorer.recordsPerSecond),
     passthroughClient: PORT_CLIENT,
     passthrough,
@@ -268,25 +282,31 @@ async function drainThroughScorer(
   ctx: BenchContext,
   input: string,
   records: number,
-  { exactlyOnce = false } = {},
+  { exactlyOnce = false, nodeOptions }: { exactlyOnce?: boolean; nodeOptions?: string } = {},
 ): Promise<DrainThroughput & { stateWork: DrainStateWork }> {
   const { partitions } = ctx.plan.ceiling;
-  const label = exactlyOnce ? "ceiling-eos" : "ceiling";
+  const label = exactlyOnce ? "ceiling-eos" : nodeOptions === undefined ? "ceiling" : "ceiling-node-options";
   const own = await ctx.topics.scorerTopics(label, partitions);
   const topics = { ...own, transactions: input };
   const groupId = `scorer-${label}-${input}`;
   const scorer = await ScorerChild.start({
     root: ctx.root,
-    env: scorerEnv({
-      endpoints: ctx.endpoints,
-      topics,
-      namespace: ctx.namespace(label),
-      overrides: {
-        KAFKA_GROUP_ID: groupId,
-        // Exactly-once derives its transactional ids from the static member's id.
-        ...(exactlyOnce ? { KAFKA_EXACTLY_ONCE: "true", KAFKA_GROUP_INSTANCE_ID: `${label}-1` } : {}),
-      },
-    }),
+    env: {
+      ...scorerEnv({
+        endpoints: ctx.endpoints,
+        topics,
+        namespace: ctx.namespace(label),
+        overrides: {
+          KAFKA_GROUP_ID: groupId,
+          // Exactly-once derives its transactional ids from the static member's id.
+          ...(exactlyOnce ? { KAFKA_EXACTLY_ONCE: "true", KAFKA_GROUP_INSTANCE_ID: `${label}-1` } : {}),
+        },
+      }),
+      // A size given in NODE_OPTIONS wins over the bin's (bin/nodeFlags.js).
+      ...(nodeOptions === undefined
+        ? {}
+        : { NODE_OPTIONS: [process.env.NODE_OPTIONS, nodeOptions].filter(Boolean).join(" ") }),
+    },
     logFile: ctx.logFile(`${label}-scorer`),
   });
   // Joining is the last readiness condition; /readyz is polled every 20 ms.

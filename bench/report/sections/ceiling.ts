@@ -53,6 +53,33 @@ function stateWorkLines(c: CeilingResult): string[] {
   ];
 }
 
+/** serve as it runs (64 MB young-generation semi-spaces, bin/nodeFlags.js) vs with V8's 16. */
+function youngGenerationRows(c: CeilingResult): string[][] {
+  const d = c.scorerDefaultYoungGeneration;
+  if (d?.cpuUsPerRecord === undefined || c.scorer.cpuUsPerRecord === undefined) return [];
+  return [
+    [
+      "6. Ceiling: scorer vs the same with V8's default young generation (drain a backlog)",
+      `${fmt(c.scorer.cpuUsPerRecord)} vs ${fmt(d.cpuUsPerRecord)} CPU µs/record; ` +
+        `${fmt(c.scorer.recordsPerSecond)} vs ${fmt(d.recordsPerSecond)} records/s`,
+      `64 MB semi-spaces: ${x(c.scorer.cpuUsPerRecord / d.cpuUsPerRecord)} the CPU, ` +
+        `${x(c.scorer.recordsPerSecond / d.recordsPerSecond)} the records/s`,
+    ],
+  ];
+}
+
+function youngGenerationLines(c: CeilingResult): string[] {
+  const d = c.scorerDefaultYoungGeneration;
+  if (d === undefined) return [];
+  return [
+    "serve runs with young-generation semi-spaces of up to 64 MB (bin/nodeFlags.js); the second scorer drained the " +
+      "same backlog started with V8's default, 16 MB (`NODE_OPTIONS=--max-semi-space-size=16`), right after the first: " +
+      `${fmt(d.recordsPerSecond)} records/s` +
+      (d.cpuUsPerRecord === undefined ? "." : ` at ${fmt(d.cpuUsPerRecord)} µs of CPU per record.`),
+    "",
+  ];
+}
+
 export const ceilingReport: SectionRenderer<CeilingResult> = {
   heading: "6. Ceiling",
 
@@ -78,6 +105,7 @@ export const ceilingReport: SectionRenderer<CeilingResult> = {
             ],
           ]
         : []),
+      ...youngGenerationRows(c),
       [
         "6. Ceiling: Kafka's own perf tools (broker limit here)",
         `consume ${consumer === undefined ? "n/a" : fmt(consumer)}, produce ${producer === undefined ? "n/a" : fmt(producer)} records/s`,
@@ -113,6 +141,9 @@ export const ceilingReport: SectionRenderer<CeilingResult> = {
         ["", "records / s", ...(measuredCpu ? ["CPU µs / record"] : [])],
         [
           drainRow("fraud-scorer serve", c.scorer),
+          ...(c.scorerDefaultYoungGeneration
+            ? [drainRow("fraud-scorer serve, V8's default young generation", c.scorerDefaultYoungGeneration)]
+            : []),
           ...(c.scorerExactlyOnce
             ? [drainRow("fraud-scorer serve --exactly-once", c.scorerExactlyOnce)]
             : []),
@@ -124,6 +155,7 @@ export const ceilingReport: SectionRenderer<CeilingResult> = {
       ),
       "",
       ...(measuredCpu ? cpuLines(c) : []),
+      ...youngGenerationLines(c),
       ...stateWorkLines(c),
       `**The scorer keeps ${pct(c.scorerOverPassthrough)} of the passthrough's throughput**` +
         (c.passthroughOverKafkaConsumer === undefined
