@@ -1,4 +1,3 @@
-export declare const YOUNG_GENERATION_FLAG: string;
 export declare function scoringNodeFlags(
   command: string | undefined,
   execArgv: readonly string[],

@@ -22,7 +22,7 @@
 // grows to the limit only under allocation pressure.
 
 const SCORING_COMMANDS = new Set(["serve", "replay", "shadow"]);
-export const YOUNG_GENERATION_FLAG = "--max-semi-space-size=64";
+const YOUNG_GENERATION_FLAG = "--max-semi-space-size=64";
 
 const setsYoungGeneration = (args) => args.some((arg) => arg.startsWith("--max-semi-space-size"));
 
