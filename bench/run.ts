@@ -33,21 +33,14 @@ import { BenchContext } from "./support/benchContext.js";
 import { buildCompiledScorer } from "./support/compiledScorer.js";
 import { stackEndpoints } from "./support/stackEndpoints.js";
 import { applyV8Flags, V8_FLAGS } from "../src/ops/v8Flags.js";
-import { scoringNodeFlags } from "../bin/nodeFlags.js";
+import { restartWithScoringFlags } from "../bin/nodeFlags.js";
 
 // The in-process sections score with the settings every scoring command runs with, so they
 // measure what `serve` runs: Node's start-up flags that bin/fraud-scorer.js gives `serve`
 // (bin/nodeFlags.js; the bench starts itself again with them, as the bin does, unless they were
 // given) and V8's settings (src/ops/v8Flags.ts). The serve children get both themselves; the
 // passthroughs and section 11's load-generator child, started without the command, run without.
-const nodeFlags = scoringNodeFlags("serve", process.execArgv, process.env.NODE_OPTIONS);
-if (nodeFlags.length > 0)
-  process.execve?.(process.execPath, [
-    process.execPath,
-    ...nodeFlags,
-    ...process.execArgv,
-    ...process.argv.slice(1),
-  ]);
+restartWithScoringFlags("serve");
 applyV8Flags();
 /** The young-generation size the bench runs with, wherever it was given. */
 const startFlags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? "").split(/\s+/)].filter((arg) =>

@@ -16,14 +16,13 @@ import { spawn } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import module from "node:module";
 import { fileURLToPath } from "node:url";
-import { scoringNodeFlags } from "./nodeFlags.js";
+import { restartWithScoringFlags, scoringNodeFlags } from "./nodeFlags.js";
 
 const [major, minor] = process.versions.node.split(".").map(Number);
 const tooOld = major < 22 || (major === 22 && minor < 22);
 
 const command = process.argv.slice(2).find((arg) => !arg.startsWith("-"));
 const nodeFlags = scoringNodeFlags(command, process.execArgv, process.env.NODE_OPTIONS);
-const script = fileURLToPath(import.meta.url);
 
 const compiledMain = new URL("../dist/cli/main.js", import.meta.url);
 const sources = new URL("../src/", import.meta.url);
@@ -42,9 +41,13 @@ if (tooOld) {
     );
     process.exit(2);
   }
-  const child = spawn(pinned, [...nodeFlags, ...process.execArgv, script, ...process.argv.slice(2)], {
-    stdio: "inherit",
-  });
+  const child = spawn(
+    pinned,
+    [...nodeFlags, ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)],
+    {
+      stdio: "inherit",
+    },
+  );
   // The child is the scorer: signals meant for it (SIGTERM drains and leaves the group) go on.
   const forwarded = ["SIGTERM", "SIGINT", "SIGHUP"];
   for (const signal of forwarded) process.on(signal, () => child.kill(signal));
@@ -55,14 +58,7 @@ if (tooOld) {
     process.kill(process.pid, signal);
   });
 } else if (nodeFlags.length > 0) {
-  // The same process (its pid, its signals, its stdio) with the flags: execve replaces it.
-  process.execve(process.execPath, [
-    process.execPath,
-    ...nodeFlags,
-    ...process.execArgv,
-    script,
-    ...process.argv.slice(2),
-  ]);
+  restartWithScoringFlags(command);
 } else {
   const builtMs = mtimeMs(compiledMain);
   if (builtMs !== undefined && (mtimeMs(sources) === undefined || newestSourceMs(sources) <= builtMs)) {

@@ -3,3 +3,4 @@ export declare function scoringNodeFlags(
   execArgv: readonly string[],
   nodeOptions?: string,
 ): string[];
+export declare function restartWithScoringFlags(command: string | undefined): void;

@@ -35,3 +35,19 @@ export function scoringNodeFlags(command, execArgv, nodeOptions = "") {
   if (setsYoungGeneration(execArgv) || setsYoungGeneration(nodeOptions.split(/\s+/))) return [];
   return [YOUNG_GENERATION_FLAG];
 }
+
+/**
+ * Replaces this process (execve: the same pid, signals and stdio) with the same command line plus
+ * the flags `command` lacks; returns, having done nothing, when it lacks none. The bin and the
+ * bench (which stands for `serve`) both start again this way.
+ */
+export function restartWithScoringFlags(command) {
+  const flags = scoringNodeFlags(command, process.execArgv, process.env.NODE_OPTIONS);
+  if (flags.length === 0) return;
+  process.execve(process.execPath, [
+    process.execPath,
+    ...flags,
+    ...process.execArgv,
+    ...process.argv.slice(1),
+  ]);
+}
