@@ -40,7 +40,13 @@ export interface BenchPlan {
     readonly rounds: number;
     readonly stepsPerRound: number;
   };
-  readonly ceiling: { readonly records: number; readonly perfRecords: number; readonly partitions: number };
+  readonly ceiling: {
+    readonly records: number;
+    readonly perfRecords: number;
+    readonly partitions: number;
+    /** Drains of each kind, the order reversed every other round (bench/sections/ceiling.ts). */
+    readonly rounds: number;
+  };
   readonly noisyNeighbour: { readonly rate: number };
   /**
    * A promote at a steady rate: seconds before it and after it, and the p99 windows' width; and
@@ -98,7 +104,7 @@ export const FULL_PLAN: BenchPlan = {
   batching: { lowRate: 200, highRate: 3_000, warmupS: 2, measureS: 10, maxBatch: 64, dynamicMaxWaitMs: 10 },
   state: { batchSizes: [1, 16, 64], rounds: 8, transactionsPerRound: 2_048 },
   model: { batchSizes: [1, 16, 64, 256], rounds: 20, stepsPerRound: 1_000 },
-  ceiling: { records: 300_000, perfRecords: 500_000, partitions: 12 },
+  ceiling: { records: 300_000, perfRecords: 500_000, partitions: 12, rounds: 2 },
   noisyNeighbour: { rate: 1_000 },
   // 15 s before (5 s of them warm-up), then a minute after: the rebuild cost of the first minute.
   promote: {
@@ -159,7 +165,7 @@ export const SMOKE_PLAN: BenchPlan = {
   batching: { lowRate: 100, highRate: 1_000, warmupS: 0.3, measureS: 1, maxBatch: 64, dynamicMaxWaitMs: 10 },
   state: { batchSizes: [1, 16], rounds: 2, transactionsPerRound: 128 },
   model: { batchSizes: [1, 64], rounds: 2, stepsPerRound: 20 },
-  ceiling: { records: 3_000, perfRecords: 20_000, partitions: 4 },
+  ceiling: { records: 3_000, perfRecords: 20_000, partitions: 4, rounds: 2 },
   noisyNeighbour: { rate: 300 },
   promote: {
     rate: 300,

@@ -4,6 +4,11 @@
 // same passthrough on kafkajs (the client before the port, a second reference), and by Kafka's
 // own perf tools, which show the broker's limit on this machine. Throughput is read off the
 // output topic's offsets.
+//
+// Each drain runs once per round, the order reversed every other round (A B C, C B A): on this
+// machine later drains of the same backlog ran faster (2026-12-05: `--exactly-once`, drained
+// last, came out at 112 and 124 % of at-least-once), so a fixed order leant every ratio towards
+// whatever ran last. Each figure is the mean of its rounds, every round kept in the result.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
@@ -12,7 +17,7 @@ import { CompressionTypes, Partitioners, type Message } from "kafkajs";
 import { joinDelimitedFrames } from "../../src/codec/delimited.js";
 import { encodeTransactionPayload } from "../../src/codec/messages.js";
 import type { BenchContext } from "../support/benchContext.js";
-import { round3 } from "../support/alternatingRounds.js";
+import { alternatingOrder, round3 } from "../support/alternatingRounds.js";
 import {
   consumerPerformance,
   findKafkaTools,
@@ -33,13 +38,20 @@ export interface DrainThroughput {
    * the last output record, ÷ records. Absent in results from before it was measured.
    */
   readonly cpuUsPerRecord?: number;
+  /** Each round's drain, in round order, when there were several (the figures above: their mean). */
+  readonly rounds?: readonly DrainRound[];
 }
+
+export type DrainRound = Pick<DrainThroughput, "seconds" | "recordsPerSecond" | "cpuUsPerRecord">;
 
 const cpuUsPerRecord = (cpuUs: number, records: number) => Math.round((10 * cpuUs) / records) / 10;
 
 /** The scorer's card-state work when its last decision was out (fraud_card_state_total). */
 export interface DrainStateWork {
-  /** Transactions whose state work went to the deferred lane (a backlog is decided by the rules). */
+  /**
+   * Transactions whose state work went to the deferred lane (a backlog is decided by the rules);
+   * this and `dropped` are summed over the rounds.
+   */
   readonly deferred: number;
   /** State updates given up (the lane full, or failing): lost to the cards' state. */
   readonly dropped: number;
@@ -49,6 +61,8 @@ export interface CeilingResult {
   readonly records: number;
   readonly recordBytes: number;
   readonly partitions: number;
+  /** Drains of each kind, in alternating order (absent in results from before: one, in a fixed order). */
+  readonly rounds?: number;
   readonly scorer: DrainThroughput & { readonly stateWork?: DrainStateWork };
   /** The scorer with --exactly-once: consume → score → produce in Kafka transactions. */
   readonly scorerExactlyOnce?: DrainThroughput & { readonly stateWork?: DrainStateWork };
@@ -80,30 +94,47 @@ const V8_DEFAULT_YOUNG_GENERATION = "--max-semi-space-size=16";
 export const PORT_CLIENT = "@platformatic/kafka through the port";
 
 export async function ceiling(ctx: BenchContext): Promise<CeilingResult> {
-  const { records, perfRecords, partitions } = ctx.plan.ceiling;
+  const { records, perfRecords, partitions, rounds } = ctx.plan.ceiling;
   ctx.log(
-    `ceiling: draining a backlog of ${records} transactions: scorer vs the port's passthrough (and kafkajs's) vs Kafka perf tools`,
+    `ceiling: draining a backlog of ${records} transactions: scorer vs the port's passthrough (and kafkajs's) vs Kafka perf tools, ${rounds} round(s)`,
   );
   const input = await ctx.topics.topic("ceiling-in", partitions);
   const recordBytes = await fillBacklog(ctx, input, records);
 
-  const passthroughOut = await ctx.topics.topic("ceiling-passthrough-out", partitions);
-  const passthrough = await drainThroughPassthrough(ctx, "port", input, passthroughOut, records);
-  ctx.log(`  passthrough (the port, @platformatic/kafka): ${passthrough.recordsPerSecond} records/s`);
-  const kafkajsOut = await ctx.topics.topic("ceiling-kafkajs-out", partitions);
-  const kafkajsPassthrough = await drainThroughPassthrough(ctx, "kafkajs", input, kafkajsOut, records);
-  ctx.log(`  passthrough (kafkajs): ${kafkajsPassthrough.recordsPerSecond} records/s`);
-
-  const scorer = await drainThroughScorer(ctx, input, records);
-  ctx.log(`  scorer: ${scorer.recordsPerSecond} records/s`);
-  const scorerDefaultYoungGeneration = await drainThroughScorer(ctx, input, records, {
-    nodeOptions: V8_DEFAULT_YOUNG_GENERATION,
-  });
-  ctx.log(
-    `  scorer with V8's default young generation: ${scorerDefaultYoungGeneration.recordsPerSecond} records/s`,
-  );
-  const scorerExactlyOnce = await drainThroughScorer(ctx, input, records, { exactlyOnce: true });
-  ctx.log(`  scorer --exactly-once: ${scorerExactlyOnce.recordsPerSecond} records/s`);
+  type Drained = DrainThroughput & { readonly stateWork?: DrainStateWork };
+  const drains: { readonly name: string; readonly drain: (round: number) => Promise<Drained> }[] = [
+    {
+      name: "passthrough (the port, @platformatic/kafka)",
+      drain: async (round) =>
+        drainThroughPassthrough(ctx, "port", input, await outputTopic(ctx, "passthrough", round), records),
+    },
+    {
+      name: "passthrough (kafkajs)",
+      drain: async (round) =>
+        drainThroughPassthrough(ctx, "kafkajs", input, await outputTopic(ctx, "kafkajs", round), records),
+    },
+    { name: "scorer", drain: (round) => drainThroughScorer(ctx, input, records, { round }) },
+    {
+      name: "scorer with V8's default young generation",
+      drain: (round) =>
+        drainThroughScorer(ctx, input, records, { round, nodeOptions: V8_DEFAULT_YOUNG_GENERATION }),
+    },
+    {
+      name: "scorer --exactly-once",
+      drain: (round) => drainThroughScorer(ctx, input, records, { round, exactlyOnce: true }),
+    },
+  ];
+  const runs = drains.map(() => [] as Drained[]);
+  for (let round = 0; round < rounds; round++) {
+    for (const i of alternatingOrder(drains.length, round)) {
+      const drained = await drains[i]!.drain(round);
+      runs[i]!.push(drained);
+      ctx.log(`  round ${round + 1}, ${drains[i]!.name}: ${drained.recordsPerSecond} records/s`);
+    }
+  }
+  const [passthrough, kafkajsPassthrough, scorer, scorerDefaultYoungGeneration, scorerExactlyOnce] = runs.map(
+    meanOfRounds,
+  ) as [Drained, Drained, Drained, Drained, Drained];
 
   const tools = findKafkaTools(ctx.root);
   let kafkaProducerPerf: CeilingResult["kafkaProducerPerf"];
@@ -135,6 +166,7 @@ export async function ceiling(ctx: BenchContext): Promise<CeilingResult> {
     records,
     recordBytes: Math.round(recordBytes * 10) / 10,
     partitions,
+    rounds,
     scorer,
     scorerExactlyOnce,
     scorerDefaultYoungGeneration,
@@ -152,6 +184,39 @@ export async function ceiling(ctx: BenchContext): Promise<CeilingResult> {
           scorerOverKafkaConsumer: round3(scorer.recordsPerSecond / consumerRate),
         }
       : {}),
+  };
+}
+
+/** A passthrough's output topic, one per round: a drain is timed by its topic's end offsets. */
+const outputTopic = (ctx: BenchContext, client: string, round: number) =>
+  ctx.topics.topic(`ceiling-${client}-out-r${round + 1}`, ctx.plan.ceiling.partitions);
+
+/** The mean of one drain's rounds (throughput, seconds, CPU; state work summed), the rounds kept. */
+function meanOfRounds<T extends DrainThroughput & { readonly stateWork?: DrainStateWork }>(
+  runs: readonly T[],
+): T {
+  if (runs.length === 1) return runs[0]!;
+  const mean = (values: readonly number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+  const cpu = runs.map((r) => r.cpuUsPerRecord).filter((c): c is number => c !== undefined);
+  const work = runs.map((r) => r.stateWork).filter((w): w is DrainStateWork => w !== undefined);
+  return {
+    ...runs[0]!,
+    seconds: round3(mean(runs.map((r) => r.seconds))),
+    recordsPerSecond: Math.round(mean(runs.map((r) => r.recordsPerSecond))),
+    ...(cpu.length === runs.length ? { cpuUsPerRecord: Math.round(10 * mean(cpu)) / 10 } : {}),
+    ...(work.length > 0
+      ? {
+          stateWork: {
+            deferred: work.reduce((a, w) => a + w.deferred, 0),
+            dropped: work.reduce((a, w) => a + w.dropped, 0),
+          },
+        }
+      : {}),
+    rounds: runs.map(({ seconds, recordsPerSecond, cpuUsPerRecord }) => ({
+      seconds,
+      recordsPerSecond,
+      ...(cpuUsPerRecord === undefined ? {} : { cpuUsPerRecord }),
+    })),
   };
 }
 
@@ -237,7 +302,9 @@ async function drainThroughPassthrough(
       KAFKA_BROKERS: ctx.endpoints.kafkaBrokers,
       PASSTHROUGH_INPUT: input,
       PASSTHROUGH_OUTPUT: output,
-      PASSTHROUGH_GROUP: `bench-passthrough-${client}-${input}`,
+      // One group per drain (its output is its own): a group that has drained the backlog once
+      // has nothing left to read.
+      PASSTHROUGH_GROUP: `bench-passthrough-${client}-${output}`,
       PASSTHROUGH_CLIENT: client,
     },
     stdio: ["ignore", "pipe", "inherit"],
@@ -282,10 +349,13 @@ async function drainThroughScorer(
   ctx: BenchContext,
   input: string,
   records: number,
-  { exactlyOnce = false, nodeOptions }: { exactlyOnce?: boolean; nodeOptions?: string } = {},
+  { round, exactlyOnce = false, nodeOptions }: { round: number; exactlyOnce?: boolean; nodeOptions?: string },
 ): Promise<DrainThroughput & { stateWork: DrainStateWork }> {
   const { partitions } = ctx.plan.ceiling;
-  const label = exactlyOnce ? "ceiling-eos" : nodeOptions === undefined ? "ceiling" : "ceiling-node-options";
+  // Its own topics, group and card-state namespace each round: every drain starts from nothing.
+  const label =
+    (exactlyOnce ? "ceiling-eos" : nodeOptions === undefined ? "ceiling" : "ceiling-node-options") +
+    `-r${round + 1}`;
   const own = await ctx.topics.scorerTopics(label, partitions);
   const topics = { ...own, transactions: input };
   const groupId = `scorer-${label}-${input}`;

@@ -21,6 +21,12 @@ export const median = (values: readonly number[]): number => {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
 
+/** The contenders' indices in round `round` (from 0): in order, then reversed, and so on. */
+export function alternatingOrder(contenders: number, round: number): number[] {
+  const order = Array.from({ length: contenders }, (_, i) => i);
+  return round % 2 === 1 ? order.reverse() : order;
+}
+
 export async function alternatingRounds(
   contenders: readonly Contender[],
   rounds: number,
@@ -30,9 +36,7 @@ export async function alternatingRounds(
   for (const c of contenders) await c.round(); // warm-up: JIT, lazy initialisation, caches
   afterWarmUp?.();
   for (let r = 0; r < rounds; r++) {
-    const order = contenders.map((_, i) => i);
-    if (r % 2 === 1) order.reverse();
-    for (const i of order) {
+    for (const i of alternatingOrder(contenders.length, r)) {
       const t0 = process.hrtime.bigint();
       const units = await contenders[i]!.round();
       const ns = Number(process.hrtime.bigint() - t0);

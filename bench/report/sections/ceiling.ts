@@ -1,11 +1,12 @@
 // Report chapter 6: how much of a bare passthrough on the same client, and of Kafka's own tools,
 // the scorer keeps.
-import type { CeilingResult, DrainThroughput } from "../../sections/ceiling.js";
+import type { CeilingResult, DrainRound, DrainThroughput } from "../../sections/ceiling.js";
 import { barChart } from "../../../src/tools/svgCharts.js";
 import { LANE_HIGH_WATER } from "../../../src/scoring/deferredStateLane.js";
 import { fmt, pct, table, x } from "../reportFormat.js";
 import type { SectionRenderer } from "../sectionRenderer.js";
 
+const fmtOrDash = (n: number | undefined) => (n === undefined ? "—" : fmt(n));
 type PerfToolResult = CeilingResult["kafkaConsumerPerf"] | CeilingResult["kafkaProducerPerf"];
 const recordsPerSecond = (p: PerfToolResult) => ("recordsPerSecond" in p ? p.recordsPerSecond : undefined);
 // Results from before the port name no client: their passthrough was kafkajs's.
@@ -44,7 +45,9 @@ function stateWorkLines(c: CeilingResult): string[] {
       "what that lane had given up when the last decision was out: " +
       known
         .map(
-          ([name, w]) => `${name}: ${fmt(w!.dropped)} of ${fmt(w!.deferred)} deferred state updates dropped`,
+          ([name, w]) =>
+            `${name}: ${fmt(w!.dropped)} of ${fmt(w!.deferred)} deferred state updates dropped` +
+            (c.rounds !== undefined && c.rounds > 1 ? ` over its ${c.rounds} drains` : ""),
         )
         .join("; ") +
       `. The consumer takes no more while the lane has more than ${fmt(LANE_HIGH_WATER)} transactions waiting (LANE_HIGH_WATER, src/scoring/deferredStateLane.ts), so a ` +
@@ -72,8 +75,9 @@ function youngGenerationLines(c: CeilingResult): string[] {
   const d = c.scorerDefaultYoungGeneration;
   if (d === undefined) return [];
   return [
-    "serve runs with young-generation semi-spaces of up to 64 MB (bin/nodeFlags.js); the second scorer drained the " +
-      "same backlog started with V8's default, 16 MB (`NODE_OPTIONS=--max-semi-space-size=16`), right after the first: " +
+    "serve runs with young-generation semi-spaces of up to 64 MB (bin/nodeFlags.js); a second scorer drained the " +
+      "same backlog started with V8's default, 16 MB (`NODE_OPTIONS=--max-semi-space-size=16`)" +
+      (c.rounds !== undefined && c.rounds > 1 ? ", in the same rounds: " : ", right after the first: ") +
       `${fmt(d.recordsPerSecond)} records/s` +
       (d.cpuUsPerRecord === undefined ? "." : ` at ${fmt(d.cpuUsPerRecord)} µs of CPU per record.`),
     "",
@@ -120,10 +124,19 @@ export const ceilingReport: SectionRenderer<CeilingResult> = {
     const perf = (p: PerfToolResult) =>
       "recordsPerSecond" in p ? fmt(p.recordsPerSecond) : `n/a (${p.unavailable})`;
     const measuredCpu = c.scorer.cpuUsPerRecord !== undefined;
+    // A mean of several rounds shows them after it, in round order.
+    const withRounds = (mean: string, d: DrainThroughput, each: (r: DrainRound) => number | undefined) =>
+      d.rounds === undefined ? mean : `${mean} (${d.rounds.map((r) => fmtOrDash(each(r))).join(" · ")})`;
     const drainRow = (name: string, d: DrainThroughput) => [
       name,
-      fmt(d.recordsPerSecond),
-      ...(measuredCpu ? [d.cpuUsPerRecord === undefined ? "—" : fmt(d.cpuUsPerRecord)] : []),
+      withRounds(fmt(d.recordsPerSecond), d, (r) => r.recordsPerSecond),
+      ...(measuredCpu
+        ? [
+            d.cpuUsPerRecord === undefined
+              ? "—"
+              : withRounds(fmt(d.cpuUsPerRecord), d, (r) => r.cpuUsPerRecord),
+          ]
+        : []),
     ];
     return [
       `A backlog of ${c.records} transactions (${c.recordBytes} bytes each, ${c.partitions} partitions) drained by the scorer ` +
@@ -135,7 +148,12 @@ export const ceilingReport: SectionRenderer<CeilingResult> = {
         "(bench/sections/ceilingPassthrough.ts), each in its own process; throughput from the output topic's offsets, from the " +
         "group's join to the last output record. The backlog's records are old, so the scorer decides them by the rules after " +
         "still reading state, stepping the model and writing state (the full work). Kafka's ProducerPerformance and " +
-        `ConsumerPerformance (Kafka ${c.kafkaToolsVersion ?? "?"}, records of the same size, acks=all) give the broker's limit.`,
+        `ConsumerPerformance (Kafka ${c.kafkaToolsVersion ?? "?"}, records of the same size, acks=all) give the broker's limit.` +
+        (c.rounds !== undefined && c.rounds > 1
+          ? ` Each drain ran ${c.rounds} times, once per round, the order reversed every other round (passthroughs first, ` +
+            "then the scorers; then the other way round), so drift over the section hits every drain alike: each figure is " +
+            "the mean of its rounds, which follow it in brackets, and the ratios are of the means."
+          : ""),
       "",
       table(
         ["", "records / s", ...(measuredCpu ? ["CPU µs / record"] : [])],

@@ -134,6 +134,38 @@ describe("a CPU profile's summary", () => {
     expect(summaryTable(measured)).toContain("; 40.5 vs 9.00 CPU µs/record (Kafka client included)");
   });
 
+  it("gives each drain's rounds after their mean, and says how the rounds were ordered", () => {
+    const before = committed.ceiling as CeilingResult;
+    expect(renderReport(committed, "run").markdown).not.toContain("the order reversed every other round");
+    const scorer = {
+      ...before.scorer,
+      recordsPerSecond: 20_500,
+      cpuUsPerRecord: 40.5,
+      rounds: [
+        { seconds: 14.6, recordsPerSecond: 20_000, cpuUsPerRecord: 42 },
+        { seconds: 14.0, recordsPerSecond: 21_000, cpuUsPerRecord: 39 },
+      ],
+    };
+    const twoRounds = {
+      ...committed,
+      ceiling: {
+        ...before,
+        rounds: 2,
+        scorer,
+        passthrough: { ...before.passthrough, cpuUsPerRecord: 9 },
+        scorerExactlyOnce: { ...scorer, stateWork: { deferred: 6_000, dropped: 0 } },
+      },
+    } as BenchResults;
+    const { markdown } = renderReport(twoRounds, "run");
+    expect(markdown).toContain(
+      `| fraud-scorer serve | ${fmt(20_500)} (${fmt(20_000)} · ${fmt(21_000)}) | 40.5 (42.0 · 39.0) |`,
+    );
+    expect(markdown).toContain(
+      "Each drain ran 2 times, once per round, the order reversed every other round",
+    );
+    expect(markdown).toContain("0 of 6000 deferred state updates dropped over its 2 drains");
+  });
+
   it("names a native function by its caller and charges it to the caller's owner", () => {
     const { topFrames, owners } = summariseProfile(profile, "/repo/");
     expect(topFrames[1]).toEqual({
