@@ -654,6 +654,9 @@ async function sampleAllocation(
   };
 }
 
+/** What a native addon's function is called in a profile's frames (see summariseProfile). */
+export const NATIVE_ADDON = "(native addon)";
+
 /** Self time of the profile's frames (merged by function and place) and by owner. */
 export function summariseProfile(
   profile: { readonly nodes: readonly ProfileNode[] },
@@ -680,9 +683,12 @@ export function summariseProfile(
     }
     hits += count;
     const place = placeOf(node.callFrame);
-    // A native addon's function (an N-API callback) has no script and often a name that is not
-    // its own (onnxruntime-node's run showed as "Xxh32" or nameless): named by its caller, and
-    // charged to the caller's owner (onnxruntime-node's run to src/model).
+    // A native function has no script: placed by its caller, and charged to the caller's owner
+    // (onnxruntime-node's run to src/model). Node's own bindings, called from node:internal code,
+    // carry their own names (writeBuffer, cpuUsage); a native addon's function (an N-API
+    // callback) carries whatever name the profiler last saw on the callback trampoline every N-API
+    // function shares: onnxruntime-node's run showed as "Xxh32", "crc32c" or nameless, so such a
+    // frame is named for what it is, a native addon's.
     const caller = parents.get(node.id);
     const callerPlace =
       place.path === "" && !functionName.startsWith("(") && caller !== undefined
@@ -692,7 +698,10 @@ export function summariseProfile(
       callerPlace === undefined
         ? place.where
         : `native, from ${caller!.callFrame.functionName || "(anonymous)"} ${callerPlace.where}`;
-    const name = functionName || "(anonymous)";
+    const name =
+      callerPlace !== undefined && !caller!.callFrame.url.startsWith("node:")
+        ? NATIVE_ADDON
+        : functionName || "(anonymous)";
     const key = `${name} ${where}`;
     const frame = frames.get(key) ?? { name, where, hits: 0 };
     frame.hits += count;

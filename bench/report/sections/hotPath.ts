@@ -108,8 +108,9 @@ function hotPathChapter(h: HotPathResult): string[] {
       "few milliseconds idle, as between the batches of a steady rate, the same step costs several times " +
       "that (ONNX Runtime's code and data are no longer in the caches; see the steady profile below).",
     "",
-    "Self time of the drain's CPU profile, by owner, then the top frames (a native function is named by " +
-      "its caller: N-API callbacks, onnxruntime-node's run among them, carry no name of their own):",
+    "Self time of the drain's CPU profile, by owner, then the top frames (a native function is placed by " +
+      "its caller; an addon's, onnxruntime-node's run among them, shows as `(native addon)`: the profiler gives " +
+      "every N-API callback one borrowed name, such as `crc32c`):",
     "",
     ...ownerAndFrameTables(d.owners, d.topFrames, "self %"),
     "",

@@ -5,6 +5,7 @@ import { renderReport, summaryTable } from "../../../bench/report/markdown.js";
 import { fmt } from "../../../bench/report/reportFormat.js";
 import type { CeilingResult } from "../../../bench/sections/ceiling.js";
 import {
+  NATIVE_ADDON,
   summariseProfile,
   type HotPathAllocation,
   type HotPathResult,
@@ -169,11 +170,30 @@ describe("a CPU profile's summary", () => {
   it("names a native function by its caller and charges it to the caller's owner", () => {
     const { topFrames, owners } = summariseProfile(profile, "/repo/");
     expect(topFrames[1]).toEqual({
-      name: "(anonymous)",
+      name: NATIVE_ADDON,
       where: "native, from step src/model/onnxStepSession.ts:115",
       selfPercent: 30,
     });
     expect(owners["src/model"]).toBe(40);
+  });
+
+  it("keeps the names of Node's own bindings and not the borrowed name of an addon's function", () => {
+    const borrowed = {
+      nodes: [
+        { id: 1, callFrame: frame("(root)"), children: [2, 4] },
+        {
+          id: 2,
+          callFrame: frame("handleWriteReq", "node:internal/stream_base_commons", 44),
+          children: [3],
+        },
+        { id: 3, callFrame: frame("writeBuffer"), hitCount: 2 },
+        { id: 4, callFrame: frame("step", "file:///repo/src/model/onnxStepSession.ts", 114), children: [5] },
+        { id: 5, callFrame: frame("crc32c"), hitCount: 3 },
+      ],
+    };
+    const { topFrames } = summariseProfile(borrowed, "/repo/");
+    expect(topFrames.map((f) => f.name)).toEqual([NATIVE_ADDON, "writeBuffer"]);
+    expect(topFrames[1]!.where).toBe("native, from handleWriteReq node:internal/stream_base_commons:45");
   });
 
   it("counts shares of the busy samples when asked to leave idle out", () => {
