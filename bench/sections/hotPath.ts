@@ -654,8 +654,8 @@ async function sampleAllocation(
   };
 }
 
-/** What a native addon's function is called in a profile's frames (see summariseProfile). */
-export const NATIVE_ADDON = "(native addon)";
+/** A native function's name in a profile's frames when the profiler's is borrowed (summariseProfile). */
+export const UNNAMED_NATIVE = "(native)";
 
 /** Self time of the profile's frames (merged by function and place) and by owner. */
 export function summariseProfile(
@@ -685,10 +685,11 @@ export function summariseProfile(
     const place = placeOf(node.callFrame);
     // A native function has no script: placed by its caller, and charged to the caller's owner
     // (onnxruntime-node's run to src/model). Node's own bindings, called from node:internal code,
-    // carry their own names (writeBuffer, cpuUsage); a native addon's function (an N-API
-    // callback) carries whatever name the profiler last saw on the callback trampoline every N-API
-    // function shares: onnxruntime-node's run showed as "Xxh32", "crc32c" or nameless, so such a
-    // frame is named for what it is, a native addon's.
+    // carry their own names (writeBuffer, cpuUsage). A native function called from any other
+    // script carries a name the profiler borrowed: every N-API callback shares one trampoline, so
+    // onnxruntime-node's run showed as "Xxh32", "crc32c" (@node-rs/crc32's) or nameless, and
+    // esbuild's __name helper's defineProperty as "set filename". Such a frame is named
+    // "(native)", never by a function it is not.
     const caller = parents.get(node.id);
     const callerPlace =
       place.path === "" && !functionName.startsWith("(") && caller !== undefined
@@ -700,7 +701,7 @@ export function summariseProfile(
         : `native, from ${caller!.callFrame.functionName || "(anonymous)"} ${callerPlace.where}`;
     const name =
       callerPlace !== undefined && !caller!.callFrame.url.startsWith("node:")
-        ? NATIVE_ADDON
+        ? UNNAMED_NATIVE
         : functionName || "(anonymous)";
     const key = `${name} ${where}`;
     const frame = frames.get(key) ?? { name, where, hits: 0 };

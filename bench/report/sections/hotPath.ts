@@ -109,8 +109,8 @@ function hotPathChapter(h: HotPathResult): string[] {
       "that (ONNX Runtime's code and data are no longer in the caches; see the steady profile below).",
     "",
     "Self time of the drain's CPU profile, by owner, then the top frames (a native function is placed by " +
-      "its caller; an addon's, onnxruntime-node's run among them, shows as `(native addon)`: the profiler gives " +
-      "every N-API callback one borrowed name, such as `crc32c`):",
+      "its caller; one called from outside Node's own code, onnxruntime-node's run among them, shows as `(native)`: " +
+      "the profiler gives it a borrowed name, such as `crc32c`, which every N-API callback shares):",
     "",
     ...ownerAndFrameTables(d.owners, d.topFrames, "self %"),
     "",

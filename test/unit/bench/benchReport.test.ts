@@ -5,7 +5,7 @@ import { renderReport, summaryTable } from "../../../bench/report/markdown.js";
 import { fmt } from "../../../bench/report/reportFormat.js";
 import type { CeilingResult } from "../../../bench/sections/ceiling.js";
 import {
-  NATIVE_ADDON,
+  UNNAMED_NATIVE,
   summariseProfile,
   type HotPathAllocation,
   type HotPathResult,
@@ -170,14 +170,14 @@ describe("a CPU profile's summary", () => {
   it("names a native function by its caller and charges it to the caller's owner", () => {
     const { topFrames, owners } = summariseProfile(profile, "/repo/");
     expect(topFrames[1]).toEqual({
-      name: NATIVE_ADDON,
+      name: UNNAMED_NATIVE,
       where: "native, from step src/model/onnxStepSession.ts:115",
       selfPercent: 30,
     });
     expect(owners["src/model"]).toBe(40);
   });
 
-  it("keeps the names of Node's own bindings and not the borrowed name of an addon's function", () => {
+  it("keeps the names of Node's own bindings, not a name the profiler borrowed for another native", () => {
     const borrowed = {
       nodes: [
         { id: 1, callFrame: frame("(root)"), children: [2, 4] },
@@ -192,7 +192,7 @@ describe("a CPU profile's summary", () => {
       ],
     };
     const { topFrames } = summariseProfile(borrowed, "/repo/");
-    expect(topFrames.map((f) => f.name)).toEqual([NATIVE_ADDON, "writeBuffer"]);
+    expect(topFrames.map((f) => f.name)).toEqual([UNNAMED_NATIVE, "writeBuffer"]);
     expect(topFrames[1]!.where).toBe("native, from handleWriteReq node:internal/stream_base_commons:45");
   });
 
