@@ -92,29 +92,6 @@ describe("the bench report", () => {
     expect(markdown).toContain("| `(anonymous)` | native, from step src/model/onnxStepSession.ts:1 | 21.3 |");
     expect(summaryTable(profiled)).toContain("where the main thread's time goes at 1000 tx/s");
   });
-});
-
-describe("a CPU profile's summary", () => {
-  // (root) → processTicks → step → a native callback; and (idle).
-  const frame = (functionName: string, url = "", lineNumber = 0) => ({ functionName, url, lineNumber });
-  const profile = {
-    nodes: [
-      { id: 1, callFrame: frame("(root)"), children: [2, 5] },
-      {
-        id: 2,
-        callFrame: frame("processTicksAndRejections", "node:internal/process/task_queues", 70),
-        children: [3],
-      },
-      {
-        id: 3,
-        callFrame: frame("step", "file:///repo/src/model/onnxStepSession.ts", 114),
-        hitCount: 1,
-        children: [4],
-      },
-      { id: 4, callFrame: frame(""), hitCount: 3 },
-      { id: 5, callFrame: frame("(idle)"), hitCount: 6 },
-    ],
-  };
 
   it("sets each drain's CPU per record beside its throughput when the run measured it, and not before", () => {
     const before = committed.ceiling as CeilingResult;
@@ -166,6 +143,29 @@ describe("a CPU profile's summary", () => {
     );
     expect(markdown).toContain("0 of 6000 deferred state updates dropped over its 2 drains");
   });
+});
+
+describe("a CPU profile's summary", () => {
+  // (root) → processTicks → step → a native callback; and (idle).
+  const frame = (functionName: string, url = "", lineNumber = 0) => ({ functionName, url, lineNumber });
+  const profile = {
+    nodes: [
+      { id: 1, callFrame: frame("(root)"), children: [2, 5] },
+      {
+        id: 2,
+        callFrame: frame("processTicksAndRejections", "node:internal/process/task_queues", 70),
+        children: [3],
+      },
+      {
+        id: 3,
+        callFrame: frame("step", "file:///repo/src/model/onnxStepSession.ts", 114),
+        hitCount: 1,
+        children: [4],
+      },
+      { id: 4, callFrame: frame(""), hitCount: 3 },
+      { id: 5, callFrame: frame("(idle)"), hitCount: 6 },
+    ],
+  };
 
   it("names a native function by its caller and charges it to the caller's owner", () => {
     const { topFrames, owners } = summariseProfile(profile, "/repo/");
