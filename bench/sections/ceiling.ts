@@ -7,7 +7,7 @@
 //
 // Each drain runs once per round, the order reversed every other round (A B C, C B A): on this
 // machine later drains of the same backlog ran faster (2026-12-05: `--exactly-once`, drained
-// last, came out at 112 and 124 % of at-least-once), so a fixed order leant every ratio towards
+// last, came out at 112 and 123 % of at-least-once), so a fixed order leant every ratio towards
 // whatever ran last. Each figure is the mean of its rounds, every round kept in the result.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
