@@ -33,7 +33,7 @@ import { BenchContext } from "./support/benchContext.js";
 import { buildCompiledScorer } from "./support/compiledScorer.js";
 import { stackEndpoints } from "./support/stackEndpoints.js";
 import { applyV8Flags, V8_FLAGS } from "../src/ops/v8Flags.js";
-import { restartWithScoringFlags } from "../bin/nodeFlags.js";
+import { givenYoungGenerationFlags, restartWithScoringFlags } from "../bin/nodeFlags.js";
 
 // The in-process sections score with the settings every scoring command runs with, so they
 // measure what `serve` runs: Node's start-up flags that bin/fraud-scorer.js gives `serve`
@@ -43,9 +43,7 @@ import { restartWithScoringFlags } from "../bin/nodeFlags.js";
 restartWithScoringFlags("serve");
 applyV8Flags();
 /** The young-generation size the bench runs with, wherever it was given. */
-const startFlags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? "").split(/\s+/)].filter((arg) =>
-  arg.startsWith("--max-semi-space-size"),
-);
+const startFlags = givenYoungGenerationFlags(process.execArgv, process.env.NODE_OPTIONS);
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 

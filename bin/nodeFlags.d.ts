@@ -1,3 +1,7 @@
+export declare function givenYoungGenerationFlags(
+  execArgv: readonly string[],
+  nodeOptions?: string,
+): string[];
 export declare function scoringNodeFlags(
   command: string | undefined,
   execArgv: readonly string[],

@@ -24,15 +24,18 @@
 const SCORING_COMMANDS = new Set(["serve", "replay", "shadow"]);
 const YOUNG_GENERATION_FLAG = "--max-semi-space-size=64";
 
-const setsYoungGeneration = (args) => args.some((arg) => arg.startsWith("--max-semi-space-size"));
+/** The young-generation sizes given to this process, on Node's command line or in NODE_OPTIONS. */
+export function givenYoungGenerationFlags(execArgv, nodeOptions = "") {
+  return [...execArgv, ...nodeOptions.split(/\s+/)].filter((arg) => arg.startsWith("--max-semi-space-size"));
+}
 
 /**
  * The flags `command` should run with that the process lacks: none for a command that does not
- * score, and none where a size was given (on Node's command line or in NODE_OPTIONS), which wins.
+ * score, and none where a size was given, which wins.
  */
 export function scoringNodeFlags(command, execArgv, nodeOptions = "") {
   if (!SCORING_COMMANDS.has(command)) return [];
-  if (setsYoungGeneration(execArgv) || setsYoungGeneration(nodeOptions.split(/\s+/))) return [];
+  if (givenYoungGenerationFlags(execArgv, nodeOptions).length > 0) return [];
   return [YOUNG_GENERATION_FLAG];
 }
 
