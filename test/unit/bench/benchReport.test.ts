@@ -93,17 +93,18 @@ describe("the bench report", () => {
     expect(summaryTable(profiled)).toContain("where the main thread's time goes at 1000 tx/s");
   });
 
+  /** The committed run with its ceiling section changed as given. */
+  const committedCeiling = committed.ceiling as CeilingResult;
+  const withCeiling = (changes: Partial<CeilingResult>) =>
+    ({ ...committed, ceiling: { ...committedCeiling, ...changes } }) as BenchResults;
+
   it("sets each drain's CPU per record beside its throughput when the run measured it, and not before", () => {
-    const before = committed.ceiling as CeilingResult;
+    const before = committedCeiling;
     expect(renderReport(committed, "run").markdown).not.toContain("CPU µs / record");
-    const measured = {
-      ...committed,
-      ceiling: {
-        ...before,
-        scorer: { ...before.scorer, cpuUsPerRecord: 40.5 },
-        passthrough: { ...before.passthrough, cpuUsPerRecord: 9 },
-      },
-    } as BenchResults;
+    const measured = withCeiling({
+      scorer: { ...before.scorer, cpuUsPerRecord: 40.5 },
+      passthrough: { ...before.passthrough, cpuUsPerRecord: 9 },
+    });
     const { markdown } = renderReport(measured, "run");
     expect(markdown).toContain("|  | records / s | CPU µs / record |");
     expect(markdown).toContain(`| fraud-scorer serve | ${fmt(before.scorer.recordsPerSecond)} | 40.5 |`);
@@ -113,7 +114,7 @@ describe("the bench report", () => {
   });
 
   it("gives each drain's rounds after their mean, and says how the rounds were ordered", () => {
-    const before = committed.ceiling as CeilingResult;
+    const before = committedCeiling;
     expect(renderReport(committed, "run").markdown).not.toContain("the order reversed every other round");
     const scorer = {
       ...before.scorer,
@@ -124,16 +125,12 @@ describe("the bench report", () => {
         { seconds: 14.0, recordsPerSecond: 21_000, cpuUsPerRecord: 39 },
       ],
     };
-    const twoRounds = {
-      ...committed,
-      ceiling: {
-        ...before,
-        rounds: 2,
-        scorer,
-        passthrough: { ...before.passthrough, cpuUsPerRecord: 9 },
-        scorerExactlyOnce: { ...scorer, stateWork: { deferred: 6_000, dropped: 0 } },
-      },
-    } as BenchResults;
+    const twoRounds = withCeiling({
+      rounds: 2,
+      scorer,
+      passthrough: { ...before.passthrough, cpuUsPerRecord: 9 },
+      scorerExactlyOnce: { ...scorer, stateWork: { deferred: 6_000, dropped: 0 } },
+    });
     const { markdown } = renderReport(twoRounds, "run");
     expect(markdown).toContain(
       `| fraud-scorer serve | ${fmt(20_500)} (${fmt(20_000)} · ${fmt(21_000)}) | 40.5 (42.0 · 39.0) |`,
