@@ -139,12 +139,6 @@ const BOUNDARIES = [
   },
 ];
 
-// Imports that break a boundary today and are being fixed on other branches. Delete an entry
-// as its fix merges; the lint then holds the line. Nothing may be added here.
-const ALLOWED_TODAY = {
-  "src/tools/demo/liveDemo.ts": ["redis-client-in-adapter"],
-};
-
 const globToRegExp = (glob) =>
   new RegExp(
     `^${glob
@@ -158,7 +152,7 @@ const applies = (boundary, file) => matchesAny(boundary.files, file) && !matches
 
 // ESLint replaces (does not merge) a rule's options when several config objects set it for one
 // file, so each distinct set of boundaries becomes one config object: one per folder pattern
-// below, and one per allow-listed file with its exemptions removed.
+// below.
 const SCOPES = [
   "src/codec/**",
   "src/ingest/**",
@@ -206,12 +200,6 @@ const scopeConfigs = SCOPES.map((scope, i) => ({
   ignores: SCOPES.slice(0, i).filter((earlier) => matchesAny([scope], sample(earlier))),
   rules: boundaryRules(BOUNDARIES.filter((b) => applies(b, sample(scope)))),
 }));
-const allowListConfigs = Object.entries(ALLOWED_TODAY).map(([file, allowed]) => ({
-  name: `boundaries: allowed today in ${file}`,
-  files: [file],
-  rules: boundaryRules(BOUNDARIES.filter((b) => applies(b, file) && !allowed.includes(b.id))),
-}));
-
 export default tseslint.config(
   {
     ignores: [
@@ -247,5 +235,4 @@ export default tseslint.config(
     },
   },
   ...scopeConfigs,
-  ...allowListConfigs,
 );

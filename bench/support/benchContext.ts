@@ -9,6 +9,7 @@ import { Redis } from "ioredis";
 import type { Kafka } from "kafkajs";
 import { simulatedTraffic, sliceOf, type TrafficSource } from "../../src/tools/traffic/trafficSource.js";
 import type { KafkaPort } from "../../src/stream/kafkaPort.js";
+import { deleteNamespace } from "../../src/state/namespaceKeys.js";
 import type { BenchPlan } from "../benchPlan.js";
 import { benchKafka, benchPort, TopicRegistry } from "./benchKafka.js";
 import type { StackEndpoints } from "./stackEndpoints.js";
@@ -63,18 +64,6 @@ export class BenchContext {
       if (!keepLogs) rmSync(this.workDir, { recursive: true, force: true });
     }
   }
-}
-
-/** Deletes every key under `<namespace>:` (SCAN + UNLINK; never FLUSHALL on a shared Redis). */
-export async function deleteNamespace(redis: Redis, namespace: string): Promise<number> {
-  let cursor = "0";
-  let deleted = 0;
-  do {
-    const [next, keys] = await redis.scan(cursor, "MATCH", `${namespace}:*`, "COUNT", 1000);
-    cursor = next;
-    if (keys.length > 0) deleted += await redis.unlink(...keys);
-  } while (cursor !== "0");
-  return deleted;
 }
 
 /**

@@ -50,6 +50,7 @@ import { cardHistoryOptions, type CardHistoryOptions } from "../features/cardSta
 import { HMAC_SHA256_BYTES, HmacSha256 } from "./hmacSha256.js";
 import { PACKED_ARGS_LUA, PackedScriptArgs } from "./packedScriptArgs.js";
 import { readU64 } from "./u64.js";
+import { isKeySafe } from "./namespaceKeys.js";
 import {
   groupByNode,
   isWholeStoreFailure,
@@ -109,8 +110,6 @@ const MIN_HMAC_KEY_BYTES = 32;
 const DEFAULT_TTL_MS = 30 * DAY_MS;
 /** A device bucket outlives the window it can be counted in by this, for clock skew. */
 const DEVICE_BUCKET_SLACK_MS = HOUR_MS;
-/** Names and versions go into keys verbatim: no separators or hash-tag braces. */
-const isKeySafe = (part: string) => /^[A-Za-z0-9._-]+$/.test(part);
 const isStoredPosition = (position: number) => Number.isSafeInteger(position) && position >= 0;
 /** A key of the wrong type can only have been written by something else: poisoned, not an outage. */
 const isWrongType = (error: Error) => error.message.startsWith("WRONGTYPE");

@@ -8,6 +8,7 @@ import {
   type RedisCardStateStoreOptions,
 } from "../../src/state/redisCardStateStore.js";
 import { clusterSlot, type RedisClient } from "../../src/state/redisRoundTrip.js";
+import { deleteNamespace } from "../../src/state/namespaceKeys.js";
 import { DAY_MS, HOUR_MS } from "../../src/features/cardState.js";
 import type { CardStateWrite, DeviceTouch, HistoryEntry } from "../../src/scoring/ports.js";
 import { startPrivateRedis, startPrivateRedisCluster } from "../../stack/privateRedis.js";
@@ -57,8 +58,7 @@ describe("RedisCardStateStore against Redis", () => {
   });
 
   afterAll(async () => {
-    const keys = await scanKeys(redis, `${namespace}:*`);
-    if (keys.length > 0) await redis.del(...keys);
+    await deleteNamespace(redis, namespace);
     await redis.quit();
   });
 
@@ -674,15 +674,4 @@ function spyOnScripts(redis: RedisClient, countsOf: () => RoundTrips): void {
       return call(...args);
     });
   }
-}
-
-async function scanKeys(redis: Redis, pattern: string): Promise<string[]> {
-  const keys: string[] = [];
-  let cursor = "0";
-  do {
-    const [next, batch] = await redis.scan(cursor, "MATCH", pattern, "COUNT", 1000);
-    keys.push(...batch);
-    cursor = next;
-  } while (cursor !== "0");
-  return keys;
 }

@@ -8,11 +8,11 @@ import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
-import { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { followDecisions } from "../../decisions/followDecisions.js";
 import { ensureTopics, scorerTopicSpecs } from "../../../stack/topics.js";
 import { createKafkaPort } from "../../stream/kafka/index.js";
+import { deleteNamespaceAt } from "../../state/namespaceKeys.js";
 import type { KafkaPort } from "../../stream/kafkaPort.js";
 import { produceTraffic } from "../traffic/produceTraffic.js";
 import { simulatedTraffic } from "../traffic/trafficSource.js";
@@ -269,19 +269,10 @@ async function cleanUp(
   } finally {
     await admin.close().catch(() => {});
   }
-  const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
   try {
-    await redis.connect();
-    let cursor = "0";
-    do {
-      const [next, keys] = await redis.scan(cursor, "MATCH", `${namespace}:*`, "COUNT", 1000);
-      cursor = next;
-      if (keys.length > 0) await redis.unlink(...keys);
-    } while (cursor !== "0");
+    await deleteNamespaceAt(redisUrl, namespace);
   } catch (err) {
     say(`could not remove the demo's card state (it expires within the hour): ${(err as Error).message}`);
-  } finally {
-    redis.disconnect();
   }
 }
 

@@ -47,6 +47,12 @@ const CASES: readonly Case[] = [
     boundary: "redis-client-in-adapter",
   },
   {
+    what: "the live demo → the Redis client (it goes through src/state)",
+    file: "src/tools/demo/liveDemo.ts",
+    code: 'import { Redis } from "ioredis";\nexport { Redis };\n',
+    boundary: "redis-client-in-adapter",
+  },
+  {
     what: "features → model",
     file: "src/features/probe.ts",
     code: 'import type { ModelRunner } from "../model/loadModelRunner.js";\nexport type { ModelRunner };\n',
