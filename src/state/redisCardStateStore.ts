@@ -134,6 +134,9 @@ const isWrongType = (error: Error) => error.message.startsWith("WRONGTYPE");
 // finds its card already counted, as a card's later transactions on the same device do, leaves
 // the expiry as it is. Setting it once per bucket key per call cost Redis a PEXPIRE for nearly
 // every touch.
+// The states are read with a GET per card, not one MGET per call: MGET saved Redis 0.2 µs of CPU
+// per card (2.37 against 2.58 µs, 256 cards a call, medians of 10 alternating rounds, 2026-12-05)
+// and reads a key of the wrong type as absent, which would hide a tampered key.
 const READ_BATCH_LUA = `#!lua flags=allow-cross-slot-keys
 local bucketTtl, stateHead, historyHead, deviceHead, currentTail, previousTail, historyFrom, b =
   ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8]
@@ -183,6 +186,11 @@ return out
 // Sending each value as an argument of its own and reading the old position with GETRANGE, so a
 // value is hashed once, cost Redis no less (12.2 against 12.5 µs per card written, medians of 24
 // alternating rounds of 50,000 cards): the extra command took what the hashing saved.
+// What a card's write costs Redis, by part (256 cards a call, one history entry each, the lists
+// full; medians of 8 alternating rounds, 2026-12-05): 9.6 µs in all; 8.5 without the history's
+// PEXPIRE, 6.3 without its RPUSH and PEXPIRE, 2.7 for a script that only parses its arguments. The
+// history is a third of it; its expiry cannot be refreshed less often without letting a list
+// expire before its card's state.
 const CAS_WRITE_BATCH_LUA = `#!lua flags=allow-cross-slot-keys
 local ttl, historyFrom, trimAbove, stateHead, historyHead, b =
   ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5], ARGV[6]
