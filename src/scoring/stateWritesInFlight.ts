@@ -7,9 +7,9 @@
 //
 // A write leaves at once. Held back to leave with the next batch's read in one pipeline (one
 // socket write and one reply per batch instead of two), it cost more, not less: in the bench's
-// steady 1,000 tx/s runs (section 8) the scorer took 13.1 and 11.5 % of a core with writes held up
-// to 25 ms, against 8.3 and 7.9 % sent at once (alternating runs, 2026-12-05), and Redis's own
-// share did not move (4.0–4.2 against 4.3–4.4 %).
+// steady 1,000 tx/s runs (section 8) the scorer, less the arrival timer, took 13.1 and 11.5 % of
+// a core with writes held up to 25 ms, against 8.3 and 7.9 % sent at once (alternating runs,
+// 2026-12-05), and Redis's own share did not move (4.0–4.2 against 4.3–4.4 %).
 export class StateWritesInFlight {
   readonly #pending = new Set<Promise<unknown>>();
 
