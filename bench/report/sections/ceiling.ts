@@ -7,6 +7,8 @@ import { fmt, pct, table, x } from "../reportFormat.js";
 import type { SectionRenderer } from "../sectionRenderer.js";
 
 const fmtOrDash = (n: number | undefined) => (n === undefined ? "—" : fmt(n));
+/** Whether each drain ran more than once (results from before the rounds have none). */
+const ranInRounds = (c: CeilingResult) => (c.rounds ?? 1) > 1;
 type PerfToolResult = CeilingResult["kafkaConsumerPerf"] | CeilingResult["kafkaProducerPerf"];
 const recordsPerSecond = (p: PerfToolResult) => ("recordsPerSecond" in p ? p.recordsPerSecond : undefined);
 // Results from before the port name no client: their passthrough was kafkajs's.
@@ -47,7 +49,7 @@ function stateWorkLines(c: CeilingResult): string[] {
         .map(
           ([name, w]) =>
             `${name}: ${fmt(w!.dropped)} of ${fmt(w!.deferred)} deferred state updates dropped` +
-            (c.rounds !== undefined && c.rounds > 1 ? ` over its ${c.rounds} drains` : ""),
+            (ranInRounds(c) ? ` over its ${c.rounds} drains` : ""),
         )
         .join("; ") +
       `. The consumer takes no more while the lane has more than ${fmt(LANE_HIGH_WATER)} transactions waiting (LANE_HIGH_WATER, src/scoring/deferredStateLane.ts), so a ` +
@@ -77,7 +79,7 @@ function youngGenerationLines(c: CeilingResult): string[] {
   return [
     "serve runs with young-generation semi-spaces of up to 64 MB (bin/nodeFlags.js); a second scorer drained the " +
       "same backlog started with V8's default, 16 MB (`NODE_OPTIONS=--max-semi-space-size=16`)" +
-      (c.rounds !== undefined && c.rounds > 1 ? ", in the same rounds: " : ", right after the first: ") +
+      (ranInRounds(c) ? ", in the same rounds: " : ", right after the first: ") +
       `${fmt(d.recordsPerSecond)} records/s` +
       (d.cpuUsPerRecord === undefined ? "." : ` at ${fmt(d.cpuUsPerRecord)} µs of CPU per record.`),
     "",
@@ -149,7 +151,7 @@ export const ceilingReport: SectionRenderer<CeilingResult> = {
         "group's join to the last output record. The backlog's records are old, so the scorer decides them by the rules after " +
         "still reading state, stepping the model and writing state (the full work). Kafka's ProducerPerformance and " +
         `ConsumerPerformance (Kafka ${c.kafkaToolsVersion ?? "?"}, records of the same size, acks=all) give the broker's limit.` +
-        (c.rounds !== undefined && c.rounds > 1
+        (ranInRounds(c)
           ? ` Each drain ran ${c.rounds} times, once per round, the order reversed every other round (passthroughs first, ` +
             "then the scorers; then the other way round), so drift over the section hits every drain alike: each figure is " +
             "the mean of its rounds, which follow it in brackets, and the ratios are of the means."
