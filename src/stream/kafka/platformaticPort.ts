@@ -33,10 +33,23 @@ const DEFAULT_MAX_WAIT_MS = 250;
 const DEFAULT_BUFFERED_RECORDS = 2_048;
 // The client's own rebalance timeout when none is given (@platformatic/kafka's default).
 const CLIENT_REBALANCE_TIMEOUT_MS = 102_000;
-// Java's defaults would be 1 MiB per partition and 50 MiB per fetch; the client's own are 50 MiB
-// for both, so one fetch could bring a whole backlog into memory. 8 MiB still carries tens of
-// thousands of small transactions per round trip.
-const FETCH_BYTES = { maxBytesPerPartition: 1_048_576, maxBytes: 8 * 1_048_576 } as const;
+// At most 1 MiB per fetch (some 8,000 transactions of 127 bytes), for all partitions together.
+// The client turns a whole fetch response into JavaScript objects at once (per record: the
+// message, its offset and timestamp as BigInts, a bound commit function, a header Map, the key
+// and value Buffers), and they live until the scorer has taken them. At 8 MiB (the setting
+// until 2026-12-05), a heap snapshot of serve draining bench section 6's backlog held about
+// 36,000 such records; every young-generation collection copied them, and the collector took
+// 17 % of the main thread's time in a CPU profile of that drain. Java's client decodes lazily, as
+// records are polled, so its 50 MiB default does not carry over.
+// Measured in section 6's rounds (a second scorer beside serve, the order reversed every other
+// round; AMD EPYC, 2 vCPUs, 2026-12-05): with 1 MiB serve spent 29.0 / 29.2 / 28.7 µs of CPU per
+// record in three runs against 32.1 / 32.6 / 35.4 at 8 MiB, and drained 32.5k records/s in each
+// against 28.8k–31.6k; with the two swapped, 30.6 / 36.9 / 30.4 against 36.0 / 41.2 / 37.7. Its
+// young-generation pauses fell from 1.8 to 1.3–1.4 s per drain of 300,000 (--trace-gc-nvp), the
+// bytes promoted from ~510 to ~350 MB. The passthrough on this port drained 105k–110k records/s
+// at 10.6–11.5 µs per record, where it had drained 79k–92k at 13.0–13.8 that day at 8 MiB.
+// 512 KiB showed no further gain.
+const FETCH_BYTES = { maxBytesPerPartition: 1_048_576, maxBytes: 1_048_576 } as const;
 // Produce requests a sink keeps in flight, one per idempotent producer (the client allows one
 // each): Kafka's own cap for an idempotent producer's requests in flight. At +50 ms each way and
 // 1,000 tx/s, one in flight made a decision wait up to a whole round trip for the request before.
