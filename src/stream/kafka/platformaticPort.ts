@@ -38,9 +38,10 @@ const CLIENT_REBALANCE_TIMEOUT_MS = 102_000;
 // message, its offset and timestamp as BigInts, a bound commit function, a header Map, the key
 // and value Buffers), and they live until the scorer has taken them. At 8 MiB (the setting
 // until 2026-12-05), a heap snapshot of serve draining bench section 6's backlog held about
-// 36,000 such records; every young-generation collection copied them, and the collector took
-// 17 % of the main thread's time in a CPU profile of that drain. Java's client decodes lazily, as
-// records are polled, so its 50 MiB default does not carry over.
+// 36,000 such records, and every young-generation collection copied them. (The collector still
+// takes about a sixth of the main thread's time in that drain, 17 % of a CPU profile's samples
+// at 8 MiB and 16 % at 1 MiB: what it copies now is mostly the scorer's own work in hand.) Java's
+// client decodes lazily, as records are polled, so its 50 MiB default does not carry over.
 // Measured in section 6's rounds (a second scorer beside serve, the order reversed every other
 // round; AMD EPYC, 2 vCPUs, 2026-12-05): with 1 MiB serve spent 29.0 / 29.2 / 28.7 µs of CPU per
 // record in three runs against 32.1 / 32.6 / 35.4 at 8 MiB, and drained 32.5k records/s in each
