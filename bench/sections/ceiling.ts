@@ -28,6 +28,13 @@ import {
 import { ScorerChild } from "../../src/tools/scorerChild.js";
 import type { PassthroughClient } from "./ceilingPassthrough.js";
 import { scorerEnv } from "../support/benchScorer.js";
+import {
+  brokerPid,
+  drainCpuSplit,
+  markDrainCpu,
+  type DrainCpuMark,
+  type DrainCpuSplit,
+} from "../support/drainCpu.js";
 
 export interface DrainThroughput {
   readonly records: number;
@@ -38,6 +45,12 @@ export interface DrainThroughput {
    * the last output record, ÷ records. Absent in results from before it was measured.
    */
   readonly cpuUsPerRecord?: number;
+  /**
+   * That CPU by thread (the process's main thread, its other threads; from /proc, so a drain's
+   * two parts add up to about cpuUsPerRecord) and what Redis and the broker spent beside it, µs per
+   * record (bench/support/drainCpu.ts). Absent in results from before it was measured.
+   */
+  readonly cpuSplit?: DrainCpuSplit;
   /** Each round's drain, in round order, when there were several (the figures above: their mean). */
   readonly rounds?: readonly DrainRound[];
 }
@@ -199,11 +212,22 @@ function meanOfRounds<T extends DrainThroughput & { readonly stateWork?: DrainSt
   const mean = (values: readonly number[]) => values.reduce((a, b) => a + b, 0) / values.length;
   const cpu = runs.map((r) => r.cpuUsPerRecord).filter((c): c is number => c !== undefined);
   const work = runs.map((r) => r.stateWork).filter((w): w is DrainStateWork => w !== undefined);
+  const split: { -readonly [K in keyof DrainCpuSplit]: number } = {};
+  for (const key of [
+    "mainThreadUsPerRecord",
+    "otherThreadsUsPerRecord",
+    "brokerUsPerRecord",
+    "redisUsPerRecord",
+  ] as const) {
+    const values = runs.map((r) => r.cpuSplit?.[key]).filter((v): v is number => v !== undefined);
+    if (values.length === runs.length) split[key] = Math.round(10 * mean(values)) / 10;
+  }
   return {
     ...runs[0]!,
     seconds: round3(mean(runs.map((r) => r.seconds))),
     recordsPerSecond: Math.round(mean(runs.map((r) => r.recordsPerSecond))),
     ...(cpu.length === runs.length ? { cpuUsPerRecord: Math.round(10 * mean(cpu)) / 10 } : {}),
+    ...(Object.keys(split).length > 0 ? { cpuSplit: split } : {}),
     ...(work.length > 0
       ? {
           stateWork: {
@@ -311,6 +335,7 @@ async function drainThroughPassthrough(
   });
   // The child's CPU comes with its joined line, and again on SIGUSR2 (ceilingPassthrough.ts).
   let cpuAtJoinUs: number | undefined;
+  let marked: Promise<DrainCpuMark> | undefined;
   let cpuReported: ((cpuUs: number) => void) | undefined;
   const joinedAt = new Promise<number>((resolve, reject) => {
     createInterface({ input: child.stdout }).on("line", (line) => {
@@ -318,6 +343,7 @@ async function drainThroughPassthrough(
       const report = JSON.parse(line) as { joined?: boolean; cpuUs: number };
       if (report.joined === true) {
         cpuAtJoinUs ??= report.cpuUs;
+        marked ??= markDrainCpu(child.pid, brokerPid(ctx.root), undefined);
         resolve(performance.now());
       } else cpuReported?.(report.cpuUs);
     });
@@ -330,7 +356,16 @@ async function drainThroughPassthrough(
       child.kill("SIGUSR2");
       setTimeout(() => reject(new Error("the passthrough did not report its CPU")), 5_000).unref();
     });
-    return { ...drained, cpuUsPerRecord: cpuUsPerRecord(cpuAtEndUs - cpuAtJoinUs!, drained.records) };
+    const cpuSplit = drainCpuSplit(
+      await marked!,
+      await markDrainCpu(child.pid, brokerPid(ctx.root), undefined),
+      drained.records,
+    );
+    return {
+      ...drained,
+      cpuUsPerRecord: cpuUsPerRecord(cpuAtEndUs - cpuAtJoinUs!, drained.records),
+      cpuSplit,
+    };
   } finally {
     const exited = once(child, "exit");
     child.kill("SIGTERM");
@@ -386,6 +421,7 @@ async function drainThroughScorer(
   try {
     // Read once ready, which the join completes (polled every 20 ms): the drain's CPU from here.
     const cpuAtJoinS = await scorer.metric("process_cpu_seconds_total");
+    const marked = await markDrainCpu(scorer.pid, brokerPid(ctx.root), ctx.redis());
     const drained = exactlyOnce
       ? await measureDrain(
           () => ctx.topics.committedCount(groupId, input),
@@ -396,11 +432,16 @@ async function drainThroughScorer(
         )
       : await measureOutput(ctx, topics.decisions, records, joinedAt, 600_000);
     const cpuS = (await scorer.metric("process_cpu_seconds_total")) - cpuAtJoinS;
+    const cpuSplit = drainCpuSplit(
+      marked,
+      await markDrainCpu(scorer.pid, brokerPid(ctx.root), ctx.redis()),
+      drained.records,
+    );
     const stateWork = {
       deferred: await scorer.metric("fraud_card_state_total", { outcome: "deferred" }),
       dropped: await scorer.metric("fraud_card_state_total", { outcome: "dropped" }),
     };
-    return { ...drained, cpuUsPerRecord: cpuUsPerRecord(1e6 * cpuS, drained.records), stateWork };
+    return { ...drained, cpuUsPerRecord: cpuUsPerRecord(1e6 * cpuS, drained.records), cpuSplit, stateWork };
   } finally {
     await scorer.stop();
   }

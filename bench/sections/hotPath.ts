@@ -34,6 +34,7 @@ import { round1, round3 } from "../support/alternatingRounds.js";
 import { startCpuHog } from "../support/cpuHog.js";
 import { loadScoringParts, scoringContext, type ScoringParts } from "../support/inProcessScoring.js";
 import { LatencyHistogram } from "../../src/tools/latencyHistogram.js";
+import { redisCpuUs } from "../support/drainCpu.js";
 
 /** CPU µs per transaction, by stage; null where the stage is not in this process's path. */
 export interface StageCpu {
@@ -171,18 +172,6 @@ const cpuClock: Clock = {
   },
 };
 const cpuUs = () => cpuClock.monotonicUs();
-
-/**
- * The Redis server's CPU time so far, µs (INFO cpu: user + system, all its threads). It runs on the
- * same two cores as the scorer, and the scripts each batch runs cost it about as much CPU as the
- * scorer spends on a transaction in all, so a rate the scorer alone could hold may not fit beside it.
- * The bench's Redis serves nothing else while a section runs.
- */
-async function redisCpuUs(redis: Redis): Promise<number> {
-  const info = await redis.info("cpu");
-  const seconds = (field: string) => Number(new RegExp(`^${field}:([0-9.]+)`, "m").exec(info)?.[1] ?? NaN);
-  return (seconds("used_cpu_user") + seconds("used_cpu_sys")) * 1e6;
-}
 
 interface Harness {
   readonly context: ScoringContext & { shutdown(): void };

@@ -93,6 +93,11 @@ export class ScorerChild {
     this.timeline = timeline;
   }
 
+  /** The process's id: serve starts itself again with its Node flags in place (execve), same pid. */
+  get pid(): number | undefined {
+    return this.#child.pid;
+  }
+
   static async start({
     root = process.cwd(),
     env,

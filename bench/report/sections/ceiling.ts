@@ -31,7 +31,43 @@ function cpuLines(c: CeilingResult): string[] {
         : `, where the passthrough, the same client consuming and producing the same records with nothing between, spent ` +
           `${fmt(passthrough)} µs (serve ${x(scorer / passthrough)}); section 8 measures what lies between, in process, without the client.`),
     "",
+    ...splitLines(c),
   ];
+}
+
+/**
+ * The drains' CPU by thread, and Redis's and the broker's beside them (results from before
+ * 2026-12-05f have none): what a record costs the machine, which bounds a drain on two cores.
+ */
+function splitLines(c: CeilingResult): string[] {
+  const s = c.scorer.cpuSplit;
+  const p = c.passthrough.cpuSplit;
+  if (s?.mainThreadUsPerRecord === undefined || p?.mainThreadUsPerRecord === undefined) return [];
+  const lines = [
+    `Of those, µs per record: serve's main thread ${fmt(s.mainThreadUsPerRecord)} (JavaScript, and the collector's pauses) and its other ` +
+      `threads ${fmt(s.otherThreadsUsPerRecord!)} (V8's helpers: parallel scavenging, concurrent marking and sweeping, optimizing ` +
+      `compilation); the passthrough's ${fmt(p.mainThreadUsPerRecord)} and ${fmt(p.otherThreadsUsPerRecord!)} (/proc/<pid>/task).`,
+  ];
+  if (
+    s.redisUsPerRecord !== undefined &&
+    s.brokerUsPerRecord !== undefined &&
+    p.brokerUsPerRecord !== undefined
+  ) {
+    const scorerMachine = c.scorer.cpuUsPerRecord! + s.redisUsPerRecord + s.brokerUsPerRecord;
+    const passthroughMachine = c.passthrough.cpuUsPerRecord! + p.brokerUsPerRecord;
+    // Two cores at full use, nothing else running: a bound on serve's drain that its measured
+    // rate, and the passthrough's, cannot pass.
+    const scorerBound = 2e6 / scorerMachine;
+    lines.push(
+      `Beside serve's drain, on the same two cores, Redis spent ${fmt(s.redisUsPerRecord)} µs of its own per transaction (INFO cpu) ` +
+        `and the broker ${fmt(s.brokerUsPerRecord)} (the stack's JVM, /proc); beside the passthrough's, the broker ${fmt(p.brokerUsPerRecord)}. ` +
+        `**A record of serve's drain costs the machine ${fmt(scorerMachine)} µs of CPU, one of the passthrough's ${fmt(passthroughMachine)}.** ` +
+        `Two cores at full use would drain at most ${fmt(Math.round(scorerBound))} records/s through serve (it drained ${fmt(c.scorer.recordsPerSecond)}: ` +
+        `the drain does not keep both cores busy) and ${fmt(Math.round(2e6 / passthroughMachine))} through the passthrough: at this CPU per record, ` +
+        `the scorer cannot keep more than ${pct(scorerBound / c.passthrough.recordsPerSecond)} of the passthrough's measured throughput.`,
+    );
+  }
+  return [...lines, ""];
 }
 
 /** Results from before 83c502f did not count the state work the drain left undone. */

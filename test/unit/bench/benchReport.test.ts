@@ -113,6 +113,39 @@ describe("the bench report", () => {
     expect(summaryTable(measured)).toContain("; 40.5 vs 9.00 CPU µs/record (Kafka client included)");
   });
 
+  it("splits each drain's CPU by thread and sets what Redis and the broker spent beside it, when measured", () => {
+    const before = committedCeiling;
+    expect(renderReport(committed, "run").markdown).not.toContain("costs the machine");
+    const split = withCeiling({
+      scorer: {
+        ...before.scorer,
+        recordsPerSecond: 30_000,
+        cpuUsPerRecord: 30,
+        cpuSplit: {
+          mainThreadUsPerRecord: 22,
+          otherThreadsUsPerRecord: 8,
+          redisUsPerRecord: 6,
+          brokerUsPerRecord: 4,
+        },
+      },
+      passthrough: {
+        ...before.passthrough,
+        recordsPerSecond: 100_000,
+        cpuUsPerRecord: 10,
+        cpuSplit: { mainThreadUsPerRecord: 7, otherThreadsUsPerRecord: 3, brokerUsPerRecord: 2 },
+      },
+    });
+    const { markdown } = renderReport(split, "run");
+    expect(markdown).toContain(
+      "serve's main thread 22.0 (JavaScript, and the collector's pauses) and its other threads 8.00",
+    );
+    expect(markdown).toContain("the passthrough's 7.00 and 3.00");
+    // 30 + 6 + 4 = 40 µs a record: two cores drain at most 50,000 a second, half the passthrough's 100,000.
+    expect(markdown).toContain("costs the machine 40.0 µs of CPU, one of the passthrough's 12.0.");
+    expect(markdown).toContain(`at most ${fmt(50_000)} records/s through serve (it drained ${fmt(30_000)}`);
+    expect(markdown).toContain("cannot keep more than 50.0 % of the passthrough's measured throughput");
+  });
+
   it("gives each drain's rounds after their mean, and says how the rounds were ordered", () => {
     const before = committedCeiling;
     expect(renderReport(committed, "run").markdown).not.toContain("the order reversed every other round");

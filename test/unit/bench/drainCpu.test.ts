@@ -1,0 +1,42 @@
+import { describe, expect, it } from "vitest";
+import { drainCpuSplit, threadCpu } from "../../../bench/support/drainCpu.js";
+
+describe("drainCpuSplit", () => {
+  it("divides each difference by the records, the main thread's apart from the other threads'", () => {
+    const split = drainCpuSplit(
+      { process: { mainUs: 1_000_000, allUs: 1_500_000 }, brokerUs: 200_000, redisUs: 50_000 },
+      { process: { mainUs: 7_600_000, allUs: 10_500_000 }, brokerUs: 1_220_000, redisUs: 1_730_000 },
+      300_000,
+    );
+    expect(split).toEqual({
+      mainThreadUsPerRecord: 22,
+      otherThreadsUsPerRecord: 8,
+      brokerUsPerRecord: 3.4,
+      redisUsPerRecord: 5.6,
+    });
+  });
+
+  it("leaves out a figure that either reading lacks", () => {
+    const split = drainCpuSplit(
+      { redisUs: 0 },
+      { process: { mainUs: 1, allUs: 2 }, redisUs: 300_000 },
+      100_000,
+    );
+    expect(split).toEqual({ redisUsPerRecord: 3 });
+  });
+});
+
+describe("threadCpu", () => {
+  it("reads this process's threads from /proc, the main thread's part of the whole", () => {
+    const cpu = threadCpu(process.pid);
+    if (process.platform !== "linux") return expect(cpu).toBeUndefined();
+    expect(cpu).toBeDefined();
+    expect(cpu!.mainUs).toBeGreaterThan(0);
+    expect(cpu!.allUs).toBeGreaterThanOrEqual(cpu!.mainUs);
+  });
+
+  it("gives nothing for a process that is not there", () => {
+    expect(threadCpu(undefined)).toBeUndefined();
+    expect(threadCpu(2 ** 22 + 1)).toBeUndefined();
+  });
+});
