@@ -343,7 +343,7 @@ async function drainThroughPassthrough(
       const report = JSON.parse(line) as { joined?: boolean; cpuUs: number };
       if (report.joined === true) {
         cpuAtJoinUs ??= report.cpuUs;
-        marked ??= markDrainCpu(child.pid, brokerPid(ctx.root), undefined);
+        marked ??= markDrainCpu(child.pid, brokerPid(ctx.endpoints.kafkaBrokers), undefined);
         resolve(performance.now());
       } else cpuReported?.(report.cpuUs);
     });
@@ -358,7 +358,7 @@ async function drainThroughPassthrough(
     });
     const cpuSplit = drainCpuSplit(
       await marked!,
-      await markDrainCpu(child.pid, brokerPid(ctx.root), undefined),
+      await markDrainCpu(child.pid, brokerPid(ctx.endpoints.kafkaBrokers), undefined),
       drained.records,
     );
     return {
@@ -421,7 +421,7 @@ async function drainThroughScorer(
   try {
     // Read once ready, which the join completes (polled every 20 ms): the drain's CPU from here.
     const cpuAtJoinS = await scorer.metric("process_cpu_seconds_total");
-    const marked = await markDrainCpu(scorer.pid, brokerPid(ctx.root), ctx.redis());
+    const marked = await markDrainCpu(scorer.pid, brokerPid(ctx.endpoints.kafkaBrokers), ctx.redis());
     const drained = exactlyOnce
       ? await measureDrain(
           () => ctx.topics.committedCount(groupId, input),
@@ -434,7 +434,7 @@ async function drainThroughScorer(
     const cpuS = (await scorer.metric("process_cpu_seconds_total")) - cpuAtJoinS;
     const cpuSplit = drainCpuSplit(
       marked,
-      await markDrainCpu(scorer.pid, brokerPid(ctx.root), ctx.redis()),
+      await markDrainCpu(scorer.pid, brokerPid(ctx.endpoints.kafkaBrokers), ctx.redis()),
       drained.records,
     );
     const stateWork = {

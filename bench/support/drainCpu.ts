@@ -2,10 +2,9 @@
 // other threads (V8's helpers: parallel scavenging, concurrent marking and sweeping, optimizing
 // compilation; libuv's pool), and what Redis and the broker, on the same two cores, spent beside
 // it. Linux's /proc gives the threads and the broker; Redis its INFO. A figure this machine cannot
-// give is left out (no /proc, a broker not started by the stack scripts).
+// give is left out (no /proc, a broker elsewhere).
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readFileSync, readdirSync, readlinkSync } from "node:fs";
 import type { Redis } from "ioredis";
 
 /** Clock ticks per second of /proc's CPU times. */
@@ -45,12 +44,61 @@ export function threadCpu(pid: number | undefined): ThreadCpu | undefined {
   return { mainUs: (1e6 * main) / TICKS_PER_SECOND, allUs: (1e6 * all) / TICKS_PER_SECOND };
 }
 
-/** The stack's broker (stack/stack.sh writes its pid), if it runs here. */
-export function brokerPid(root: string): number | undefined {
-  const file = join(root, ".stack", "kafka.pid");
-  if (!existsSync(file)) return undefined;
-  const pid = Number(readFileSync(file, "utf8").trim());
-  return Number.isInteger(pid) && pid > 0 && existsSync(`/proc/${pid}`) ? pid : undefined;
+/**
+ * The process listening on the first broker's port, when that broker is on this machine (the
+ * stack's JVM, wherever it was started from): /proc/net/tcp{,6} names the listening socket's
+ * inode, and the process holding it has a descriptor linked to it. Found once per port.
+ */
+export function brokerPid(kafkaBrokers: string): number | undefined {
+  const first = kafkaBrokers.split(",")[0]?.trim() ?? "";
+  const match = /^(127\.0\.0\.1|localhost|\[::1\]):(\d+)$/.exec(first);
+  if (match === null) return undefined;
+  const port = Number(match[2]);
+  if (!listeners.has(port)) listeners.set(port, listeningPid(port));
+  const pid = listeners.get(port);
+  return pid !== undefined && existsSync(`/proc/${pid}`) ? pid : undefined;
+}
+
+const listeners = new Map<number, number | undefined>();
+
+function listeningPid(port: number): number | undefined {
+  const inodes = new Set<string>();
+  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    let text: string;
+    try {
+      text = readFileSync(table, "utf8");
+    } catch {
+      continue;
+    }
+    for (const line of text.split("\n").slice(1)) {
+      const f = line.trim().split(/\s+/);
+      // local_address is hex ip:port; state 0A is LISTEN; the inode is the tenth field.
+      if (f.length > 9 && f[3] === "0A" && parseInt(f[1]!.split(":")[1]!, 16) === port) inodes.add(f[9]!);
+    }
+  }
+  if (inodes.size === 0) return undefined;
+  for (const entry of safeReaddir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    for (const fd of safeReaddir(`/proc/${entry}/fd`)) {
+      let link: string;
+      try {
+        link = readlinkSync(`/proc/${entry}/fd/${fd}`);
+      } catch {
+        continue;
+      }
+      const inode = /^socket:\[(\d+)\]$/.exec(link)?.[1];
+      if (inode !== undefined && inodes.has(inode)) return Number(entry);
+    }
+  }
+  return undefined;
+}
+
+function safeReaddir(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
 }
 
 /** A process's CPU so far, µs (every thread), or undefined. */

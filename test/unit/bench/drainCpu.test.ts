@@ -1,5 +1,7 @@
+import { createServer } from "node:net";
+import { once } from "node:events";
 import { describe, expect, it } from "vitest";
-import { drainCpuSplit, threadCpu } from "../../../bench/support/drainCpu.js";
+import { brokerPid, drainCpuSplit, threadCpu } from "../../../bench/support/drainCpu.js";
 
 describe("drainCpuSplit", () => {
   it("divides each difference by the records, the main thread's apart from the other threads'", () => {
@@ -38,5 +40,20 @@ describe("threadCpu", () => {
   it("gives nothing for a process that is not there", () => {
     expect(threadCpu(undefined)).toBeUndefined();
     expect(threadCpu(2 ** 22 + 1)).toBeUndefined();
+  });
+});
+
+describe("brokerPid", () => {
+  it("finds the process listening on a local broker's port, and none for a remote broker", async () => {
+    const server = createServer();
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    try {
+      const { port } = server.address() as { port: number };
+      if (process.platform === "linux") expect(brokerPid(`127.0.0.1:${port},127.0.0.1:1`)).toBe(process.pid);
+      expect(brokerPid(`10.1.2.3:${port}`)).toBeUndefined();
+    } finally {
+      server.close();
+    }
   });
 });
