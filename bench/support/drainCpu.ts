@@ -102,7 +102,7 @@ function safeReaddir(dir: string): string[] {
 }
 
 /** A process's CPU so far, µs (every thread), or undefined. */
-export const processCpuUs = (pid: number | undefined): number | undefined => threadCpu(pid)?.allUs;
+const processCpuUs = (pid: number | undefined): number | undefined => threadCpu(pid)?.allUs;
 
 /**
  * The Redis server's CPU time so far, µs (INFO cpu: user + system, all its threads). It runs on the
@@ -128,11 +128,11 @@ export async function markDrainCpu(
   broker: number | undefined,
   redis: Redis | undefined,
 ): Promise<DrainCpuMark> {
-  const process = threadCpu(pid);
+  const own = threadCpu(pid);
   const brokerUs = processCpuUs(broker);
   const redisUs = redis === undefined ? undefined : await redisCpuUs(redis);
   return {
-    ...(process ? { process } : {}),
+    ...(own ? { process: own } : {}),
     ...(brokerUs === undefined ? {} : { brokerUs }),
     ...(redisUs === undefined ? {} : { redisUs }),
   };

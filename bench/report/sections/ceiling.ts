@@ -60,7 +60,7 @@ function splitLines(c: CeilingResult): string[] {
     const scorerBound = 2e6 / scorerMachine;
     lines.push(
       `Beside serve's drain, on the same two cores, Redis spent ${fmt(s.redisUsPerRecord)} µs of its own per transaction (INFO cpu) ` +
-        `and the broker ${fmt(s.brokerUsPerRecord)} (the stack's JVM, /proc); beside the passthrough's, the broker ${fmt(p.brokerUsPerRecord)}. ` +
+        `and the broker ${fmt(s.brokerUsPerRecord)} (the process on its port, /proc); beside the passthrough's, the broker ${fmt(p.brokerUsPerRecord)}. ` +
         `**A record of serve's drain costs the machine ${fmt(scorerMachine)} µs of CPU, one of the passthrough's ${fmt(passthroughMachine)}.** ` +
         `Two cores at full use would drain at most ${fmt(Math.round(scorerBound))} records/s through serve (it drained ${fmt(c.scorer.recordsPerSecond)}: ` +
         `the drain does not keep both cores busy) and ${fmt(Math.round(2e6 / passthroughMachine))} through the passthrough: at this CPU per record, ` +
