@@ -32,6 +32,7 @@ import {
   brokerPid,
   drainCpuSplit,
   markDrainCpu,
+  meanCpuSplit,
   type DrainCpuMark,
   type DrainCpuSplit,
 } from "../support/drainCpu.js";
@@ -212,22 +213,13 @@ function meanOfRounds<T extends DrainThroughput & { readonly stateWork?: DrainSt
   const mean = (values: readonly number[]) => values.reduce((a, b) => a + b, 0) / values.length;
   const cpu = runs.map((r) => r.cpuUsPerRecord).filter((c): c is number => c !== undefined);
   const work = runs.map((r) => r.stateWork).filter((w): w is DrainStateWork => w !== undefined);
-  const split: { -readonly [K in keyof DrainCpuSplit]: number } = {};
-  for (const key of [
-    "mainThreadUsPerRecord",
-    "otherThreadsUsPerRecord",
-    "brokerUsPerRecord",
-    "redisUsPerRecord",
-  ] as const) {
-    const values = runs.map((r) => r.cpuSplit?.[key]).filter((v): v is number => v !== undefined);
-    if (values.length === runs.length) split[key] = Math.round(10 * mean(values)) / 10;
-  }
+  const split = meanCpuSplit(runs.map((r) => r.cpuSplit));
   return {
     ...runs[0]!,
     seconds: round3(mean(runs.map((r) => r.seconds))),
     recordsPerSecond: Math.round(mean(runs.map((r) => r.recordsPerSecond))),
     ...(cpu.length === runs.length ? { cpuUsPerRecord: Math.round(10 * mean(cpu)) / 10 } : {}),
-    ...(Object.keys(split).length > 0 ? { cpuSplit: split } : {}),
+    ...(split === undefined ? {} : { cpuSplit: split }),
     ...(work.length > 0
       ? {
           stateWork: {

@@ -101,9 +101,6 @@ function safeReaddir(dir: string): string[] {
   }
 }
 
-/** A process's CPU so far, µs (every thread), or undefined. */
-const processCpuUs = (pid: number | undefined): number | undefined => threadCpu(pid)?.allUs;
-
 /**
  * The Redis server's CPU time so far, µs (INFO cpu: user + system, all its threads). It runs on the
  * same two cores as the scorer, and the scripts each batch runs cost it about as much CPU as the
@@ -129,7 +126,7 @@ export async function markDrainCpu(
   redis: Redis | undefined,
 ): Promise<DrainCpuMark> {
   const own = threadCpu(pid);
-  const brokerUs = processCpuUs(broker);
+  const brokerUs = threadCpu(broker)?.allUs;
   const redisUs = redis === undefined ? undefined : await redisCpuUs(redis);
   return {
     ...(own ? { process: own } : {}),
@@ -148,10 +145,12 @@ export interface DrainCpuSplit {
   readonly redisUsPerRecord?: number;
 }
 
-const perRecord = (us: number, records: number) => Math.round((10 * us) / records) / 10;
+type MutableSplit = { -readonly [K in keyof DrainCpuSplit]: number };
+const round1 = (n: number) => Math.round(10 * n) / 10;
+const perRecord = (us: number, records: number) => round1(us / records);
 
 export function drainCpuSplit(start: DrainCpuMark, end: DrainCpuMark, records: number): DrainCpuSplit {
-  const split: { -readonly [K in keyof DrainCpuSplit]: number } = {};
+  const split: MutableSplit = {};
   if (start.process && end.process) {
     const main = end.process.mainUs - start.process.mainUs;
     split.mainThreadUsPerRecord = perRecord(main, records);
@@ -162,4 +161,15 @@ export function drainCpuSplit(start: DrainCpuMark, end: DrainCpuMark, records: n
   if (start.redisUs !== undefined && end.redisUs !== undefined)
     split.redisUsPerRecord = perRecord(end.redisUs - start.redisUs, records);
   return split;
+}
+
+/** The mean of several drains' splits, each figure only where every drain has it. */
+export function meanCpuSplit(splits: readonly (DrainCpuSplit | undefined)[]): DrainCpuSplit | undefined {
+  const mean: MutableSplit = {};
+  for (const key of Object.keys(splits[0] ?? {}) as (keyof DrainCpuSplit)[]) {
+    const values = splits.map((s) => s?.[key]).filter((v): v is number => v !== undefined);
+    if (values.length === splits.length)
+      mean[key] = round1(values.reduce((a, b) => a + b, 0) / values.length);
+  }
+  return Object.keys(mean).length > 0 ? mean : undefined;
 }

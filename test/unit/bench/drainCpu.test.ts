@@ -1,7 +1,7 @@
 import { createServer } from "node:net";
 import { once } from "node:events";
 import { describe, expect, it } from "vitest";
-import { brokerPid, drainCpuSplit, threadCpu } from "../../../bench/support/drainCpu.js";
+import { brokerPid, drainCpuSplit, meanCpuSplit, threadCpu } from "../../../bench/support/drainCpu.js";
 
 describe("drainCpuSplit", () => {
   it("divides each difference by the records, the main thread's apart from the other threads'", () => {
@@ -55,5 +55,19 @@ describe("brokerPid", () => {
     } finally {
       server.close();
     }
+  });
+});
+
+describe("meanCpuSplit", () => {
+  it("averages each figure over the drains, and leaves out one that a drain lacks", () => {
+    const mean = meanCpuSplit([
+      { mainThreadUsPerRecord: 22, otherThreadsUsPerRecord: 8, redisUsPerRecord: 6 },
+      { mainThreadUsPerRecord: 23, otherThreadsUsPerRecord: 7.5 },
+    ]);
+    expect(mean).toEqual({ mainThreadUsPerRecord: 22.5, otherThreadsUsPerRecord: 7.8 });
+  });
+
+  it("gives nothing when no drain was split", () => {
+    expect(meanCpuSplit([undefined, undefined])).toBeUndefined();
   });
 });
