@@ -20,6 +20,7 @@ import { encodeDecisionRecord } from "../../src/codec/decisionRecord.js";
 import { joinDelimitedFrames } from "../../src/codec/delimited.js";
 import { encodeTransactionPayload, Transaction } from "../../src/codec/messages.js";
 import type { DecisionInit } from "../../src/codec/messages.js";
+import { withWrittenStatesCached } from "../../src/features/cachedCardStateStore.js";
 import { FEATURE_SCHEMA_VERSION } from "../../src/features/featureVector.js";
 import { RedisCardStateStore } from "../../src/state/redisCardStateStore.js";
 import { decodeTransactionRecord } from "../../src/ingest/decodeTransactionRecord.js";
@@ -180,6 +181,8 @@ interface Harness {
   readonly records: readonly Buffer[];
 }
 
+const STATE_TTL_MS = 900_000;
+
 async function harness(ctx: BenchContext, parts: ScoringParts, label: string, n: number, clock: Clock) {
   const redis = new Redis(ctx.endpoints.redisUrl, { maxRetriesPerRequest: 1 });
   const store = new RedisCardStateStore({
@@ -188,9 +191,14 @@ async function harness(ctx: BenchContext, parts: ScoringParts, label: string, n:
     modelVersion: parts.model.modelVersion,
     featureSchemaVersion: FEATURE_SCHEMA_VERSION,
     hmacKey: randomBytes(32),
-    ttlMs: 900_000,
+    ttlMs: STATE_TTL_MS,
   });
-  const base = scoringContext(parts, store);
+  // Serve's store: the states it writes kept in memory, with serve's defaults.
+  const served = withWrittenStatesCached(store, {
+    maxCards: configKeyDefault("redis.stateCacheCards") as number,
+    stateTtlMs: STATE_TTL_MS,
+  });
+  const base = scoringContext(parts, served);
   const context = { ...base, clock, explainTopFeatures: 3 };
   const source = ctx.traffic.take(n);
   const records = Array.from({ length: n }, (_, i) =>

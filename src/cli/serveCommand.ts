@@ -8,6 +8,8 @@
 import type { Command } from "commander";
 import type { Logger } from "pino";
 import { SchemaRegistry, type ContractSchemaIds } from "../codec/schemaRegistry.js";
+import { CachedCardStateStore, withWrittenStatesCached } from "../features/cachedCardStateStore.js";
+import type { CardStateStore } from "../features/cardStatePort.js";
 import { FEATURE_SCHEMA_VERSION } from "../features/featureVector.js";
 import { loadModelRunner, type ModelRunner } from "../model/loadModelRunner.js";
 import { addConfigOptions, ConfigError, loadConfig, redactConfig, type ScorerConfig } from "../ops/config.js";
@@ -107,6 +109,7 @@ async function runScorer(config: ScorerConfig): Promise<void> {
     readiness,
     logger,
     observeModelStep: (x, score, rows) => driftMonitor?.observe(x, score, rows),
+    onRebalance: clients.clearStateCaches,
     onFatal,
   });
   // 'ready' follows every reconnection (after Redis has loaded its data): the model decides again
@@ -184,8 +187,11 @@ async function connectClients(
   const redisReady = redisReadyOrWarn(redis, logger);
   // Card state is namespaced by model version: a promoted model gets a store of its own, so its
   // cards rebuild from history instead of reading state another model wrote.
-  const storeFor = (modelVersion: string) =>
-    new RedisCardStateStore({
+  // Each store keeps the states this process last wrote in memory (cachedCardStateStore.ts),
+  // forgotten on every rebalance and model switch (clearStateCaches).
+  const stateCaches = new Map<string, CachedCardStateStore>();
+  const storeFor = (modelVersion: string): CardStateStore => {
+    const store = new RedisCardStateStore({
       redis,
       namespace: config.redis.namespace,
       modelVersion,
@@ -193,6 +199,26 @@ async function connectClients(
       hmacKey: config.redis.hmacKey,
       ttlMs: config.redis.stateTtlMs,
       historyLength: config.redis.historyLength,
+    });
+    const cached = withWrittenStatesCached(store, {
+      maxCards: config.redis.stateCacheCards,
+      stateTtlMs: config.redis.stateTtlMs,
+    });
+    if (cached instanceof CachedCardStateStore) stateCaches.set(modelVersion, cached);
+    return cached;
+  };
+  const clearStateCaches = () => {
+    for (const cache of stateCaches.values()) cache.clear();
+  };
+  if (config.redis.stateCacheCards > 0)
+    metrics.followCardStateCache(() => {
+      const sum = { hits: 0, misses: 0, cards: 0 };
+      for (const cache of stateCaches.values()) {
+        sum.hits += cache.stats.hits;
+        sum.misses += cache.stats.misses;
+        sum.cards += cache.size;
+      }
+      return sum;
     });
 
   // Promotion: every instance follows the control topic (src/control/promotedPorts.ts).
@@ -215,11 +241,14 @@ async function connectClients(
     loadModel,
     storeFor,
     logger,
-    onModelSwitched,
+    onModelSwitched: (to) => {
+      clearStateCaches();
+      onModelSwitched(to);
+    },
     onOutcome: (record, outcome) => promotions.count(record.key, outcome),
   });
   await redisReady;
-  return { redis, promoted, startScorer };
+  return { redis, promoted, startScorer, clearStateCaches };
 }
 
 const startupFailure = (err: unknown) =>

@@ -87,6 +87,8 @@ export interface RedisConfig {
   readonly namespace: string;
   readonly stateTtlMs: number;
   readonly historyLength: number;
+  /** Card states kept in memory after they are written (0: none); see cachedCardStateStore.ts. */
+  readonly stateCacheCards: number;
   /** Key of the HMAC-SHA256 over card-state keys and values; at least 32 bytes. */
   readonly hmacKey: Buffer;
 }

@@ -189,6 +189,7 @@ export const configSchema = z
         .default("fs"),
       stateTtlMs: integer(60_000, 365 * DAY_MS).default(30 * DAY_MS),
       historyLength: integer(1, 1024).default(32),
+      stateCacheCards: integer(0, 10_000_000).default(100_000),
       hmacKey,
     }),
     model: z.object({

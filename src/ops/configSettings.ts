@@ -162,6 +162,9 @@ export const CONFIG_SETTINGS: readonly ConfigSetting[] = [
   setting("redis.historyLength", "transactions kept per card for state rebuilds", {
     env: "STATE_HISTORY_LENGTH",
   }),
+  setting("redis.stateCacheCards", "card states kept in memory after they are written (0: none)", {
+    env: "STATE_CACHE_CARDS",
+  }),
   setting("redis.hmacKey", "card-state HMAC key, hex or base64, at least 32 bytes", {
     env: "STATE_HMAC_KEY",
     secret: true,

@@ -265,6 +265,41 @@ export class ScorerMetrics {
   }
 
   /** One series at a time: promoting a model replaces the previous one. */
+  /**
+   * The card states kept in memory (src/features/cachedCardStateStore.ts), read at each scrape:
+   * how many cards are held, and how many card reads they served or left to the store.
+   */
+  followCardStateCache(
+    read: () => { readonly hits: number; readonly misses: number; readonly cards: number },
+  ): void {
+    new Gauge({
+      name: "fraud_card_state_cache_cards",
+      help: "Card states kept in memory after they were written",
+      registers: [this.registry],
+      collect() {
+        this.set(read().cards);
+      },
+    });
+    const counted = { hit: 0, miss: 0 };
+    new Counter({
+      name: "fraud_card_state_cache_reads_total",
+      help: "Card-state reads served from memory (hit) or left to the store (miss)",
+      labelNames: ["outcome"],
+      registers: [this.registry],
+      collect() {
+        const { hits, misses } = read();
+        // A promotion's new store starts its own count: only growth is added.
+        for (const [outcome, total] of [
+          ["hit", hits],
+          ["miss", misses],
+        ] as const) {
+          if (total > counted[outcome]) this.inc({ outcome }, total - counted[outcome]);
+          counted[outcome] = total;
+        }
+      },
+    });
+  }
+
   setModelInfo(modelVersion: string, featureSchemaVersion: string, provider: string): void {
     this.#modelInfo.reset();
     this.#modelInfo.set(

@@ -89,6 +89,11 @@ export interface ScorerParts {
   /** Sees each decision-making model step's features and scores (the drift monitor). */
   readonly observeModelStep?: (x: Float32Array, score: Float32Array, rows: number) => void;
   /**
+   * The group is rebalancing, or has joined with a new assignment: another instance may have
+   * written the cards of any partition meanwhile (serve forgets the card states it keeps).
+   */
+  readonly onRebalance?: () => void;
+  /**
    * The one fatal path: decisions that could not be published, or a consumer that crashed.
    * Readiness has dropped when it is called; the caller stops the process uncommitted.
    */
@@ -121,13 +126,16 @@ export async function startScorer(settings: ScorerSettings, parts: ScorerParts):
   };
   const onSourceEvent = (event: SourceEvent) => {
     if (event.type === "joined") {
+      parts.onRebalance?.();
       readiness.set("groupJoined", true);
       logger.info(
         { groupId: k.groupId, memberId: event.memberId, partitions: event.assigned.length },
         "joined the consumer group",
       );
-    } else if (event.type === "revoked") logger.info({ groupId: k.groupId }, "group rebalancing");
-    else stopFatally(event.error, consumerFailure(event.error));
+    } else if (event.type === "revoked") {
+      parts.onRebalance?.();
+      logger.info({ groupId: k.groupId }, "group rebalancing");
+    } else stopFatally(event.error, consumerFailure(event.error));
   };
   const port = createKafkaPort(k);
   const source = port.groupSource({

@@ -15,6 +15,7 @@ const configFor = (url: string): RedisConfig => ({
   namespace: "fs",
   stateTtlMs: 60_000,
   historyLength: 8,
+  stateCacheCards: 0,
   hmacKey: Buffer.alloc(32),
 });
 

@@ -117,6 +117,7 @@ describe("configuration sources", () => {
       namespace: "fs",
       stateTtlMs: 30 * 86_400_000,
       historyLength: 32,
+      stateCacheCards: 100_000,
     });
     expect(config.redis.hmacKey.equals(Buffer.from(HMAC_HEX, "hex"))).toBe(true);
     expect(config.model).toEqual({

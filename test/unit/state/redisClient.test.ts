@@ -12,6 +12,7 @@ const redisConfig = (more: Partial<RedisConfig> = {}): RedisConfig => ({
   namespace: "fs",
   stateTtlMs: 60_000,
   historyLength: 8,
+  stateCacheCards: 0,
   hmacKey: Buffer.alloc(32),
   ...more,
 });

@@ -1,0 +1,159 @@
+import { describe, expect, it } from "vitest";
+import { CachedCardStateStore } from "../../src/features/cachedCardStateStore.js";
+import type {
+  CardStateStore,
+  CardStateWrite,
+  StateReadRequest,
+  StateReadResult,
+  WriteOutcome,
+} from "../../src/features/cardStatePort.js";
+import { MemoryCardStateStore } from "../../src/features/memoryCardStateStore.js";
+
+const write = (cardId: string, position: number, marker = position % 256): CardStateWrite => ({
+  cardId,
+  position,
+  bytes: Uint8Array.of(marker, 0xab),
+  history: [{ payload: Uint8Array.of(marker), deviceCardCount: 1 }],
+});
+
+/** The in-memory store, recording which cards each read asked it for; writes may be held. */
+class RecordingStore implements CardStateStore {
+  readonly inner = new MemoryCardStateStore();
+  readonly readsAsked: string[][] = [];
+  heldWrites: Promise<void> | undefined;
+  failWrites = false;
+  unavailableCard: string | undefined;
+
+  async readBatch(request: StateReadRequest): Promise<StateReadResult> {
+    this.readsAsked.push([...request.cardIds]);
+    // As the Redis store does: the history of each card without state comes with the read.
+    const stored = await this.inner.readBatch(request);
+    const read = { ...stored, histories: stored.states.map((s) => (s ? undefined : [])) };
+    const k = this.unavailableCard === undefined ? -1 : request.cardIds.indexOf(this.unavailableCard);
+    return k < 0 ? read : { ...read, unavailable: [k] };
+  }
+
+  readHistories(cardIds: readonly string[]) {
+    return this.inner.readHistories(cardIds);
+  }
+
+  async writeBatch(writes: readonly CardStateWrite[]): Promise<WriteOutcome[]> {
+    await this.heldWrites;
+    if (this.failWrites) throw new Error("store down");
+    return this.inner.writeBatch(writes);
+  }
+}
+
+const read = (store: CardStateStore, cardIds: string[], touches = true) =>
+  store.readBatch({
+    cardIds,
+    deviceTouches: touches ? cardIds.map((cardId) => ({ deviceKey: "d1", cardId })) : [],
+    nowMs: 0,
+  });
+
+function setUp({ maxCards = 100, maxAgeMs = 60_000 } = {}) {
+  const store = new RecordingStore();
+  let now = 0;
+  const cached = new CachedCardStateStore(store, { maxCards, maxAgeMs, nowMs: () => now });
+  return { store, cached, advance: (ms: number) => (now += ms) };
+}
+
+describe("CachedCardStateStore", () => {
+  it("serves a card it wrote from memory, a copy of the bytes written, with the position", async () => {
+    const { store, cached } = setUp();
+    const w = write("card-1", 4096, 7);
+    expect(await cached.writeBatch([w])).toEqual(["applied"]);
+    (w.bytes as Uint8Array)[0] = 99; // the batch's buffer is reused
+    const result = await read(cached, ["card-1", "card-2"]);
+    expect(store.readsAsked.at(-1)).toEqual(["card-2"]);
+    expect(result.states[0]).toMatchObject({ bytes: Uint8Array.of(7, 0xab), position: 4096 });
+    expect(result.states[1]).toBeUndefined();
+    // The device fan-out still comes from the store, for every touch.
+    expect(result.deviceCardCounts).toEqual([1, 2]);
+    // The histories of uncached cards keep their places.
+    expect(result.histories?.[0]).toBeUndefined();
+    expect(result.histories?.[1]).toEqual([]);
+    expect(cached.stats).toEqual({ hits: 1, misses: 1 });
+  });
+
+  it("reads a card from the store while a write of it is in flight, and caches the last one answered", async () => {
+    const { store, cached } = setUp();
+    let release!: () => void;
+    store.heldWrites = new Promise((resolve) => (release = resolve));
+    const first = cached.writeBatch([write("card-1", 4096, 1)]);
+    const second = cached.writeBatch([write("card-1", 8192, 2)]);
+    await read(cached, ["card-1"]);
+    expect(store.readsAsked.at(-1)).toEqual(["card-1"]);
+    release();
+    expect(await first).toEqual(["applied"]);
+    expect(await second).toEqual(["applied"]);
+    const result = await read(cached, ["card-1", "card-2"]);
+    expect(store.readsAsked.at(-1)).toEqual(["card-2"]);
+    expect(result.states[0]).toMatchObject({ bytes: Uint8Array.of(2, 0xab), position: 8192 });
+  });
+
+  it("does not cache a write answered stale, or a write that failed", async () => {
+    const { store, cached } = setUp();
+    await store.inner.writeBatch([write("card-1", 9000)]);
+    expect(await cached.writeBatch([write("card-1", 4096)])).toEqual(["stale"]);
+    await read(cached, ["card-1"]);
+    expect(store.readsAsked.at(-1)).toEqual(["card-1"]);
+
+    store.failWrites = true;
+    await expect(cached.writeBatch([write("card-2", 4096)])).rejects.toThrow("store down");
+    await read(cached, ["card-2"]);
+    expect(store.readsAsked.at(-1)).toEqual(["card-2"]);
+    expect(cached.size).toBe(0);
+  });
+
+  it("forgets every card on clear(), and does not cache a write in flight across it", async () => {
+    const { store, cached } = setUp();
+    await cached.writeBatch([write("card-1", 4096)]);
+    let release!: () => void;
+    store.heldWrites = new Promise((resolve) => (release = resolve));
+    const inFlight = cached.writeBatch([write("card-2", 4096)]);
+    cached.clear();
+    release();
+    expect(await inFlight).toEqual(["applied"]);
+    await read(cached, ["card-1", "card-2"]);
+    expect(store.readsAsked.at(-1)).toEqual(["card-1", "card-2"]);
+  });
+
+  it("reads an entry older than maxAgeMs from the store again", async () => {
+    const { store, cached, advance } = setUp({ maxAgeMs: 1_000 });
+    await cached.writeBatch([write("card-1", 4096)]);
+    advance(1_000);
+    await read(cached, ["card-1", "card-2"]);
+    expect(store.readsAsked.at(-1)).toEqual(["card-2"]);
+    advance(1);
+    await read(cached, ["card-1", "card-2"]);
+    expect(store.readsAsked.at(-1)).toEqual(["card-1", "card-2"]);
+  });
+
+  it("keeps at most maxCards, dropping the least recently written", async () => {
+    const { store, cached } = setUp({ maxCards: 2 });
+    await cached.writeBatch([write("card-1", 4096), write("card-2", 4096)]);
+    await cached.writeBatch([write("card-1", 8192)]);
+    await cached.writeBatch([write("card-3", 4096)]);
+    expect(cached.size).toBe(2);
+    await read(cached, ["card-1", "card-2", "card-3"]);
+    expect(store.readsAsked.at(-1)).toEqual(["card-2"]);
+  });
+
+  it("still asks the store when every card is cached and no device is touched", async () => {
+    const { store, cached } = setUp();
+    await cached.writeBatch([write("card-1", 4096), write("card-2", 4096)]);
+    const result = await read(cached, ["card-1", "card-2"], false);
+    expect(store.readsAsked.at(-1)).toEqual(["card-1"]);
+    expect(result.states.map((s) => s?.position)).toEqual([4096, 4096]);
+  });
+
+  it("maps the store's unavailable cards back to the caller's indexes", async () => {
+    const { store, cached } = setUp();
+    await cached.writeBatch([write("card-1", 4096)]);
+    store.unavailableCard = "card-3";
+    const result = await read(cached, ["card-1", "card-2", "card-3"]);
+    expect(store.readsAsked.at(-1)).toEqual(["card-2", "card-3"]);
+    expect(result.unavailable).toEqual([2]);
+  });
+});
