@@ -188,7 +188,8 @@ async function connectClients(
   // Card state is namespaced by model version: a promoted model gets a store of its own, so its
   // cards rebuild from history instead of reading state another model wrote.
   // Each store keeps the states this process last wrote in memory (cachedCardStateStore.ts),
-  // forgotten on every rebalance and model switch (clearStateCaches).
+  // forgotten on every rebalance (another instance may have written them meanwhile) and model
+  // switch (the old version's are never read again: their memory is freed).
   const stateCaches = new Map<string, CachedCardStateStore>();
   const storeFor = (modelVersion: string): CardStateStore => {
     const store = new RedisCardStateStore({

@@ -94,6 +94,11 @@ describe("serve on a Redis Cluster", () => {
           // What is pinned is where state goes, not speed: 300 records at once on a shared
           // machine would spend a 200 ms budget queueing and send the rules to decide.
           BUDGET_MS: "5000",
+          // What is pinned is the store's own isolation of a dead master. With the card states
+          // serve keeps in memory, a card on that master is decided from memory until its first
+          // write there fails (test/unit/cachedCardStateStore.test.ts: a failed or unavailable
+          // write is not kept), and by the rules after it.
+          STATE_CACHE_CARDS: "0",
         },
       }),
     });
