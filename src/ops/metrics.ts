@@ -264,7 +264,6 @@ export class ScorerMetrics {
     this.#batchSize.observe(size);
   }
 
-  /** One series at a time: promoting a model replaces the previous one. */
   /**
    * The card states kept in memory (src/features/cachedCardStateStore.ts), read at each scrape:
    * how many cards are held, and how many card reads they served or left to the store.
@@ -300,6 +299,7 @@ export class ScorerMetrics {
     });
   }
 
+  /** One series at a time: promoting a model replaces the previous one. */
   setModelInfo(modelVersion: string, featureSchemaVersion: string, provider: string): void {
     this.#modelInfo.reset();
     this.#modelInfo.set(
