@@ -86,7 +86,6 @@ describe("card states in memory while partitions move between instances", () => 
       decisions,
       txs.length,
     );
-    expect(compared.size).toBeGreaterThan(txs.length * 0.8);
     // The third phase's cards went through B's hands and came back: they must be compared too.
     const comparedInPhase3 = phases[2]!.filter((tx) => compared.has(tx.transactionId)).length;
     expect(comparedInPhase3).toBeGreaterThan(phases[2]!.length * 0.8);

@@ -27,7 +27,7 @@ export interface ReplayComparison {
   readonly liveFallbacks: number;
 }
 
-/** Replays `topic` and expects every model decision in `decisions` to match it. */
+/** Replays `topic` and expects every model decision in `decisions` (over 80 % of them) to match it. */
 export async function expectReplayMatchesLive(
   kafkaBrokers: string,
   topic: string,
@@ -84,5 +84,7 @@ export async function expectReplayMatchesLive(
   console.log(
     `replay vs live: ${compared.size} compared, ${liveFallbacks} live fallbacks left out, ${differentScores} scores differ`,
   );
+  // Most of them, or the comparison says little: a scorer that fell back on the rest passes it.
+  expect(compared.size).toBeGreaterThan(transactions * 0.8);
   return { compared, liveFallbacks };
 }
