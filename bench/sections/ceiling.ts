@@ -17,7 +17,7 @@ import { CompressionTypes, Partitioners, type Message } from "kafkajs";
 import { joinDelimitedFrames } from "../../src/codec/delimited.js";
 import { encodeTransactionPayload } from "../../src/codec/messages.js";
 import type { BenchContext } from "../support/benchContext.js";
-import { alternatingOrder, round3 } from "../support/alternatingRounds.js";
+import { alternatingOrder, round1, round3 } from "../support/alternatingRounds.js";
 import {
   consumerPerformance,
   findKafkaTools,
@@ -218,7 +218,7 @@ function meanOfRounds<T extends DrainThroughput & { readonly stateWork?: DrainSt
     ...runs[0]!,
     seconds: round3(mean(runs.map((r) => r.seconds))),
     recordsPerSecond: Math.round(mean(runs.map((r) => r.recordsPerSecond))),
-    ...(cpu.length === runs.length ? { cpuUsPerRecord: Math.round(10 * mean(cpu)) / 10 } : {}),
+    ...(cpu.length === runs.length ? { cpuUsPerRecord: round1(mean(cpu)) } : {}),
     ...(split === undefined ? {} : { cpuSplit: split }),
     ...(work.length > 0
       ? {

@@ -6,6 +6,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, readlinkSync } from "node:fs";
 import type { Redis } from "ioredis";
+import { round1 } from "./alternatingRounds.js";
 
 /** Clock ticks per second of /proc's CPU times. */
 const TICKS_PER_SECOND = (() => {
@@ -146,7 +147,6 @@ export interface DrainCpuSplit {
 }
 
 type MutableSplit = { -readonly [K in keyof DrainCpuSplit]: number };
-const round1 = (n: number) => Math.round(10 * n) / 10;
 const perRecord = (us: number, records: number) => round1(us / records);
 
 export function drainCpuSplit(start: DrainCpuMark, end: DrainCpuMark, records: number): DrainCpuSplit {

@@ -117,13 +117,10 @@ export class CachedCardStateStore implements CardStateStore {
       const history = read.histories?.[j];
       if (history !== undefined) (histories ??= new Array(cardIds.length))[k] = history;
     });
-    const result: StateReadResult = {
+    return {
       states,
       deviceCardCounts: read.deviceCardCounts,
       tampered: read.tampered,
-    };
-    return {
-      ...result,
       ...(histories !== undefined && { histories }),
       ...(read.unavailable !== undefined && { unavailable: read.unavailable.map((j) => fromStore[j]!) }),
     };
