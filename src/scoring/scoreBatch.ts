@@ -59,7 +59,10 @@ export async function decideBatch(items: readonly ScoringItem[], ctx: ScoringCon
   else if (items.length > 0) {
     triageByBudget(batch);
     if (isBacklog(batch)) ctx.stateLane!.defer(items, { backlog: true });
-    else stateWritten = (await scoreAndKeepState(batch, withoutLaneCards(batch))).stateWritten;
+    else {
+      ctx.stateLane?.liveBatchDecided();
+      stateWritten = (await scoreAndKeepState(batch, withoutLaneCards(batch))).stateWritten;
+    }
   }
   return { decisions: decisionsOf(batch), stateWritten };
 }

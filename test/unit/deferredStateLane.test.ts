@@ -1,6 +1,11 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
-import { DeferredStateLane, LANE_LIVE_BATCH_ITEMS } from "../../src/scoring/deferredStateLane.js";
+import {
+  DeferredStateLane,
+  LANE_BACKLOG_BATCH_ITEMS,
+  LANE_BATCH_ITEMS,
+  LANE_LIVE_BATCH_ITEMS,
+} from "../../src/scoring/deferredStateLane.js";
 import type { ScoringItem } from "../../src/scoring/scoreBatch.js";
 
 const items = (from: number, n: number, cardId = "card") =>
@@ -81,6 +86,7 @@ describe("the deferred card-state lane", () => {
     const lane = new DeferredStateLane({
       apply: () => new Promise<boolean>((resolve) => gates.push(() => resolve(true))),
       maxBatchItems: 10,
+      maxBacklogBatchItems: 10,
     });
     for (let b = 0; b < 4; b++) lane.defer(items(b * 10, 10, `card-${b}`), { backlog: true });
     await expect(lane.room(40)).resolves.toBeUndefined(); // 40 waiting: not over the mark
@@ -243,6 +249,22 @@ describe("the deferred card-state lane", () => {
     expect(live.reduce((a, b) => a + b, 0)).toBe(1 + 40 * 32);
     expect(Math.max(...backlog)).toBeGreaterThan(LANE_LIVE_BATCH_ITEMS);
     expect(backlog.reduce((a, b) => a + b, 0)).toBe(40 * 32);
+  });
+
+  it("takes a backlog in calls of LANE_BACKLOG_BATCH_ITEMS while nothing is decided live, of LANE_BATCH_ITEMS once a batch is", async () => {
+    const backlog = (lane: DeferredStateLane) => {
+      lane.defer(items(0, 1), { backlog: true });
+      for (let b = 0; b < 40; b++) lane.defer(items(1 + b * 512, 512, `old-${b}`), { backlog: true });
+    };
+    const alone = await callsFor(backlog);
+    expect(alone.map((c) => c.length)).toEqual([1, 8_192, 8_192, 4_096]);
+    expect(LANE_BACKLOG_BATCH_ITEMS).toBe(8_192);
+    const beside = await callsFor((lane) => {
+      lane.liveBatchDecided();
+      backlog(lane);
+    });
+    expect(Math.max(...beside.map((c) => c.length))).toBe(LANE_BATCH_ITEMS);
+    expect(beside.reduce((n, c) => n + c.length, 0)).toBe(1 + 40 * 512);
   });
 
   it("applies late work in large calls when no store call failed (a restart's late batches)", async () => {

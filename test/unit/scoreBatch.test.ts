@@ -1,7 +1,7 @@
 // scoreBatch with the committed signed model on ONNX Runtime, the in-memory card-state store
 // and the default rules: the scoring core's behaviour without Kafka or Redis.
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { Channel, FallbackCause, Transaction, type TransactionInit } from "../../src/codec/messages.js";
 import { decodeCardState } from "../../src/features/cardStateCodec.js";
 import { MemoryCardStateStore } from "../../src/features/memoryCardStateStore.js";
@@ -288,6 +288,27 @@ describe("scoreBatch", () => {
     const { states } = await store.readBatch({ cardIds: ["live-9", "dead-9"], deviceTouches: [], nowMs: T0 });
     expect(decodeCardState(states[0]!.bytes).txCount).toBe(1);
     expect(states[1]).toBeUndefined();
+    stateLane.shutdown();
+  });
+
+  it("tells the lane when a batch is decided live, and not when a backlog's batch is handed to it", async () => {
+    const base = context();
+    const stateLane = new DeferredStateLane({
+      apply: (items, laneGuards) => applyStateOnly(items, { ...base, guards: laneGuards }),
+    });
+    const live = vi.spyOn(stateLane, "liveBatchDecided");
+    const ctx: ScoringContext = { ...base, stateLane, backlog: () => 50_000, backlogForLane: 10_000 };
+    // Late through and through, with a backlog behind it: the lane's, decided by the rules.
+    const late = await scoreBatch(
+      [item({ cardId: "old-1" }, T0 - 10_000), item({ cardId: "old-2" }, T0 - 10_000)],
+      ctx,
+    );
+    expect(late.every((d) => d.fallbackCause === FallbackCause.FALLBACK_CAUSE_BUDGET_EXHAUSTED)).toBe(true);
+    expect(live).not.toHaveBeenCalled();
+    const [fresh] = await scoreBatch([item({ cardId: "fresh" })], ctx);
+    expect(fresh!.fallback).toBe(false);
+    expect(live).toHaveBeenCalledTimes(1);
+    await stateLane.drained();
     stateLane.shutdown();
   });
 
