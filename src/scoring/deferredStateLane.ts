@@ -46,16 +46,23 @@ export const LANE_BATCH_ITEMS = 2_048;
 export const LANE_LIVE_BATCH_ITEMS = 256;
 
 /**
- * Transactions handled in one call of a backlog's work while no batch has been decided live for
- * LANE_LIVE_QUIET_MS: a restart's or an overload's backlog drained with nothing fresh beside it,
- * whose decisions are all the rules' (late) and wait for no call. A card seen several times in a
- * call is read and written once, so larger calls cost Redis less per transaction. Against calls
- * of 2,048 (and a high-water mark of 8,192), in five runs of bench section 6 with both in each
- * run, two alternating rounds each (2026-12-05): Redis spent 1.3–1.8 µs less CPU per transaction
- * in every run; serve drained the backlog faster in four (-1, +4, +8, +12, +16 %) and its own
- * CPU per transaction moved -1.1 to +2.2 µs (median -0.6). Not while decisions are made live:
- * each call holds the event loop for stretches (decoding, features and the model step, encoding
- * and signing, for every card) about four times as long, and a fresh batch waits behind them.
+ * Transactions handled in one call of a backlog's work while more than twice as many of a
+ * backlog's wait here and no batch has been decided live for LANE_LIVE_QUIET_MS: a deep backlog
+ * (a long restart's, an overload's) drained with nothing fresh beside it, whose decisions are all
+ * the rules' (late) and wait for no call. A card seen several times in a call is read and written
+ * once, so larger calls cost Redis less per transaction. Against calls of 2,048 (and a high-water
+ * mark of 8,192), in runs of bench section 6 with both in each run, two alternating rounds each
+ * (2026-12-05): as here, three runs: Redis spent 1.1–1.4 µs less CPU per transaction, serve
+ * drained the backlog +9, -5 and +7 % as fast; with large calls whatever the depth, five runs:
+ * Redis 1.3–1.8 µs less, serve -1 to +16 % (median +8). Serve's own CPU per transaction did not
+ * fall beyond the noise (-1.1 to +3.5 µs over the eight).
+ * Not for a short backlog: a call releases its cards only when it is done, and until then their
+ * fresh transactions are the rules'. With a restart's backlog of a few seconds taken in one call,
+ * the rules decided 6.7 % of chaos sigkill-loop's transactions in a run (3.8 % in its recorded run
+ * of 2026-12-02, in calls of 2,048). Nor while decisions are made live: each call holds the event
+ * loop for stretches
+ * (decoding, features and the model step, encoding and signing, for every card) about four times
+ * as long, and a fresh batch waits behind them.
  */
 export const LANE_BACKLOG_BATCH_ITEMS = 8_192;
 
@@ -98,7 +105,7 @@ export interface DeferredStateLaneOptions {
   readonly stallMs?: number;
   /** Transactions handled in one catch-up batch. */
   readonly maxBatchItems?: number;
-  /** Transactions handled in one call of a backlog's work while nothing is decided live. */
+  /** Transactions handled in one call of a deep backlog's work (see LANE_BACKLOG_BATCH_ITEMS). */
   readonly maxBacklogBatchItems?: number;
   /** Transactions that may wait; beyond this new work is dropped (and counted). */
   readonly maxPendingItems?: number;
@@ -343,7 +350,9 @@ export class DeferredStateLane {
     const { maxBatchItems, maxBacklogBatchItems } = this.#options;
     if (!head.backlog)
       return this.#recovering ? Math.min(maxBatchItems, LANE_LIVE_BATCH_ITEMS) : maxBatchItems;
-    return performance.now() - this.#liveAtMs >= LANE_LIVE_QUIET_MS ? maxBacklogBatchItems : maxBatchItems;
+    const deep = this.#backlogItems > 2 * maxBacklogBatchItems;
+    const quiet = performance.now() - this.#liveAtMs >= LANE_LIVE_QUIET_MS;
+    return deep && quiet ? maxBacklogBatchItems : maxBatchItems;
   }
 
   /** No commit waits for the lane until it drains; what waits now is reported. */

@@ -251,17 +251,20 @@ describe("the deferred card-state lane", () => {
     expect(backlog.reduce((a, b) => a + b, 0)).toBe(40 * 32);
   });
 
-  it("takes a backlog in calls of LANE_BACKLOG_BATCH_ITEMS while nothing is decided live, of LANE_BATCH_ITEMS once a batch is", async () => {
-    const backlog = (lane: DeferredStateLane) => {
+  it("takes a deep backlog in calls of LANE_BACKLOG_BATCH_ITEMS while nothing is decided live, a short one or one beside live batches in calls of LANE_BATCH_ITEMS", async () => {
+    const backlog = (lane: DeferredStateLane, batches: number) => {
       lane.defer(items(0, 1), { backlog: true });
-      for (let b = 0; b < 40; b++) lane.defer(items(1 + b * 512, 512, `old-${b}`), { backlog: true });
+      for (let b = 0; b < batches; b++) lane.defer(items(1 + b * 512, 512, `old-${b}`), { backlog: true });
     };
-    const alone = await callsFor(backlog);
-    expect(alone.map((c) => c.length)).toEqual([1, 8_192, 8_192, 4_096]);
     expect(LANE_BACKLOG_BATCH_ITEMS).toBe(8_192);
+    // 20,480 waiting: one call of 8,192, then the 12,288 left (under twice that) in short calls.
+    const deep = await callsFor((lane) => backlog(lane, 40));
+    expect(deep.map((c) => c.length)).toEqual([1, 8_192, ...Array<number>(6).fill(LANE_BATCH_ITEMS)]);
+    const short = await callsFor((lane) => backlog(lane, 32));
+    expect(Math.max(...short.map((c) => c.length))).toBe(LANE_BATCH_ITEMS);
     const beside = await callsFor((lane) => {
       lane.liveBatchDecided();
-      backlog(lane);
+      backlog(lane, 40);
     });
     expect(Math.max(...beside.map((c) => c.length))).toBe(LANE_BATCH_ITEMS);
     expect(beside.reduce((n, c) => n + c.length, 0)).toBe(1 + 40 * 512);
