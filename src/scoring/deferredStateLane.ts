@@ -52,17 +52,16 @@ export const LANE_LIVE_BATCH_ITEMS = 256;
  * the rules' (late) and wait for no call. A card seen several times in a call is read and written
  * once, so larger calls cost Redis less per transaction. Against calls of 2,048 (and a high-water
  * mark of 8,192), in runs of bench section 6 with both in each run, two alternating rounds each
- * (2026-12-05): as here, three runs: Redis spent 1.1–1.4 µs less CPU per transaction, serve
- * drained the backlog +9, -5 and +7 % as fast; with large calls whatever the depth, five runs:
- * Redis 1.3–1.8 µs less, serve -1 to +16 % (median +8). Serve's own CPU per transaction did not
- * fall beyond the noise (-1.1 to +3.5 µs over the eight).
+ * (2026-12-05): as here, three runs: Redis spent 1.1–1.4 µs less CPU per transaction, and serve
+ * drained the backlog 9 % faster, 5 % slower and 7 % faster; with large calls whatever the depth,
+ * five runs: Redis 1.3–1.8 µs less, serve's drain -1 to +16 % faster (median +8). Serve's own CPU
+ * per transaction did not fall beyond the noise (-1.1 to +3.5 µs over the eight).
  * Not for a short backlog: a call releases its cards only when it is done, and until then their
- * fresh transactions are the rules'. With a restart's backlog of a few seconds taken in one call,
- * the rules decided 6.7 % of chaos sigkill-loop's transactions in a run (3.8 % in its recorded run
- * of 2026-12-02, in calls of 2,048). Nor while decisions are made live: each call holds the event
- * loop for stretches
- * (decoding, features and the model step, encoding and signing, for every card) about four times
- * as long, and a fresh batch waits behind them.
+ * fresh transactions are the rules'. In chaos sigkill-loop (a restart's backlog of a few seconds,
+ * one run each, 2026-12-05) the rules decided 6.7 % of the transactions with such a backlog taken
+ * in one call, 5.6 % as here and 5.2 % in calls of 2,048. Nor while decisions are made live: each
+ * call holds the event loop for stretches (decoding, features and the model step, encoding and
+ * signing, for every card) about four times as long, and a fresh batch waits behind them.
  */
 export const LANE_BACKLOG_BATCH_ITEMS = 8_192;
 
