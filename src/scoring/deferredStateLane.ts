@@ -104,8 +104,6 @@ export interface DeferredStateLaneOptions {
   readonly stallMs?: number;
   /** Transactions handled in one catch-up batch. */
   readonly maxBatchItems?: number;
-  /** Transactions handled in one call of a deep backlog's work (see LANE_BACKLOG_BATCH_ITEMS). */
-  readonly maxBacklogBatchItems?: number;
   /** Transactions that may wait; beyond this new work is dropped (and counted). */
   readonly maxPendingItems?: number;
   readonly onDropped?: (items: number, reason: "full" | "failed") => void;
@@ -149,7 +147,6 @@ export class DeferredStateLane {
     timeoutMs = LANE_CALL_TIMEOUT_MS,
     stallMs = Infinity,
     maxBatchItems = LANE_BATCH_ITEMS,
-    maxBacklogBatchItems = Math.max(maxBatchItems, LANE_BACKLOG_BATCH_ITEMS),
     maxPendingItems = 100_000,
     onDropped,
     onDeferred,
@@ -169,7 +166,6 @@ export class DeferredStateLane {
       timeoutMs,
       stallMs,
       maxBatchItems,
-      maxBacklogBatchItems,
       maxPendingItems,
       onDropped,
       onDeferred,
@@ -346,12 +342,12 @@ export class DeferredStateLane {
 
   /** Transactions the next call may take, its first deferral being `head`. */
   #callCap(head: Deferred): number {
-    const { maxBatchItems, maxBacklogBatchItems } = this.#options;
+    const { maxBatchItems } = this.#options;
     if (!head.backlog)
       return this.#recovering ? Math.min(maxBatchItems, LANE_LIVE_BATCH_ITEMS) : maxBatchItems;
-    const deep = this.#backlogItems > 2 * maxBacklogBatchItems;
+    const deep = this.#backlogItems > 2 * LANE_BACKLOG_BATCH_ITEMS;
     const quiet = performance.now() - this.#liveAtMs >= LANE_LIVE_QUIET_MS;
-    return deep && quiet ? maxBacklogBatchItems : maxBatchItems;
+    return deep && quiet ? LANE_BACKLOG_BATCH_ITEMS : maxBatchItems;
   }
 
   /** No commit waits for the lane until it drains; what waits now is reported. */

@@ -86,7 +86,6 @@ describe("the deferred card-state lane", () => {
     const lane = new DeferredStateLane({
       apply: () => new Promise<boolean>((resolve) => gates.push(() => resolve(true))),
       maxBatchItems: 10,
-      maxBacklogBatchItems: 10,
     });
     for (let b = 0; b < 4; b++) lane.defer(items(b * 10, 10, `card-${b}`), { backlog: true });
     await expect(lane.room(40)).resolves.toBeUndefined(); // 40 waiting: not over the mark
