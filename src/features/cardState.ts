@@ -58,9 +58,9 @@ export interface CardState {
   lastMerchantCountry: string;
   lastInPersonCountry: string;
   lastInPersonTimeMs: number;
-  recentMerchants: FeatureHash[];
-  recentDevices: FeatureHash[];
-  recentIpPrefixes: FeatureHash[];
+  recentMerchants: readonly FeatureHash[];
+  recentDevices: readonly FeatureHash[];
+  recentIpPrefixes: readonly FeatureHash[];
   /**
    * Per MCC group (MCC_GROUPS order): running mean of log1p(amount in EUR) and how many of the
    * card's transactions it summarises (capped at MCC_AMOUNT_WINDOW; 0 = group never used).
@@ -100,28 +100,24 @@ export const elapsedMs = (state: CardState, timeMs: number): number =>
 const decay = (elapsed: number, tauMs: number): number =>
   elapsed === Infinity ? 0 : Math.exp(-elapsed / tauMs);
 
-/** The counters as they stand at `timeMs`, before the transaction at that time is counted. */
-export function decayedVelocity(state: CardState, timeMs: number): VelocityCounters {
-  const dt = elapsedMs(state, timeMs);
-  const d1h = decay(dt, HOUR_MS);
-  const d24h = decay(dt, DAY_MS);
-  const v = state.velocity;
-  return {
-    txCount1h: v.txCount1h * d1h,
-    txCount24h: v.txCount24h * d24h,
-    amountEur24h: v.amountEur24h * d24h,
-    smallTxCount1h: v.smallTxCount1h * d1h,
-    newMerchantCount1h: v.newMerchantCount1h * d1h,
-  };
-}
+/**
+ * The factors the velocity counters decay by over `elapsed` ms (elapsedMs): 1 h ones, then 24 h
+ * ones. The counters as they stand at a time are each counter times its factor, before the
+ * transaction at that time is counted; callers multiply in place rather than build that object
+ * (once per transaction in features and in the state update, it was allocation a drain paid for).
+ */
+export const hourDecay = (elapsed: number): number => decay(elapsed, HOUR_MS);
+export const dayDecay = (elapsed: number): number => decay(elapsed, DAY_MS);
 
 export const isKnown = (set: readonly FeatureHash[], hash: FeatureHash): boolean =>
   hash !== 0 && set.includes(hash);
 
 // Indexed loops, not for-of: here the array iterator was not optimized away, and its result
 // objects were the largest single allocation of a scored transaction (bench section 8).
-const remember = (set: readonly FeatureHash[], hash: FeatureHash, cap: number): FeatureHash[] => {
-  if (hash === 0) return set.slice();
+// A set that would come out the same (no entity, or the same one again) is handed on, not copied:
+// nothing changes a state's sets once they are built, so states may share them.
+const remember = (set: readonly FeatureHash[], hash: FeatureHash, cap: number): readonly FeatureHash[] => {
+  if (hash === 0 || (set[0] === hash && set.length <= cap)) return set;
   const next = [hash];
   for (let i = 0; i < set.length && next.length < cap; i++) if (set[i] !== hash) next.push(set[i]!);
   return next;
@@ -140,13 +136,16 @@ export function advanceCardState(
   const amount = amountEur(tx);
   const logAmount = Math.log1p(amount);
   const merchantNew = !isKnown(state.recentMerchants, hashes.merchant);
-  const v = decayedVelocity(state, timeMs);
+  const elapsed = elapsedMs(state, timeMs);
+  const d1h = hourDecay(elapsed);
+  const d24h = dayDecay(elapsed);
+  const v = state.velocity;
 
   const n = Math.min(state.txCount, AMOUNT_STATS_WINDOW);
   const alpha = 1 / (n + 1);
   const diff = logAmount - state.amountLogMean;
 
-  const habitDecay = decay(elapsedMs(state, timeMs), HOUR_HABIT_TAU_MS);
+  const habitDecay = decay(elapsed, HOUR_HABIT_TAU_MS);
   const hourAngle = (2 * Math.PI * hourOfDay(timeMs)) / 24;
   const channel = tx.channel ?? 0;
   const inPerson = isInPerson(channel);
@@ -166,11 +165,11 @@ export function advanceCardState(
     amountLogVar: (1 - alpha) * (state.amountLogVar + alpha * diff * diff),
     amountLogMax: Math.max(state.amountLogMax, logAmount),
     velocity: {
-      txCount1h: v.txCount1h + 1,
-      txCount24h: v.txCount24h + 1,
-      amountEur24h: v.amountEur24h + amount,
-      smallTxCount1h: v.smallTxCount1h + (amount < SMALL_AMOUNT_EUR ? 1 : 0),
-      newMerchantCount1h: v.newMerchantCount1h + (merchantNew ? 1 : 0),
+      txCount1h: v.txCount1h * d1h + 1,
+      txCount24h: v.txCount24h * d24h + 1,
+      amountEur24h: v.amountEur24h * d24h + amount,
+      smallTxCount1h: v.smallTxCount1h * d1h + (amount < SMALL_AMOUNT_EUR ? 1 : 0),
+      newMerchantCount1h: v.newMerchantCount1h * d1h + (merchantNew ? 1 : 0),
     },
     hourHabitSin: state.hourHabitSin * habitDecay + Math.sin(hourAngle),
     hourHabitCos: state.hourHabitCos * habitDecay + Math.cos(hourAngle),

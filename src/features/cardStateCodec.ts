@@ -177,6 +177,10 @@ export function decodeCardState(bytes: Uint8Array, hc?: Float32Array): CardState
     if (!Number.isFinite(view.getFloat64(o + 8 * i, true)))
       throw new CardStateCodecError("malformed", "a scalar field is not finite", o + 8 * SCALARS);
   }
+  // Filled below; read-only once the state is built (states may share them, see advanceCardState).
+  const recentMerchants: number[] = [];
+  const recentDevices: number[] = [];
+  const recentIpPrefixes: number[] = [];
   const state: CardState = {
     h,
     c,
@@ -198,9 +202,9 @@ export function decodeCardState(bytes: Uint8Array, hc?: Float32Array): CardState
     lastInPersonTimeMs: view.getFloat64(o + 96, true),
     lastMerchantCountry: "",
     lastInPersonCountry: "",
-    recentMerchants: [],
-    recentDevices: [],
-    recentIpPrefixes: [],
+    recentMerchants,
+    recentDevices,
+    recentIpPrefixes,
     mccAmountLogMean: new Array<number>(MCC_GROUP_COUNT).fill(0),
     mccAmountCount: new Array<number>(MCC_GROUP_COUNT).fill(0),
   };
@@ -209,9 +213,9 @@ export function decodeCardState(bytes: Uint8Array, hc?: Float32Array): CardState
   o += 1 + state.lastMerchantCountry.length;
   state.lastInPersonCountry = readCountry(bytes, o, "lastInPersonCountry");
   o += 1 + state.lastInPersonCountry.length;
-  o = readHashes(bytes, view, o, "recentMerchants", RECENT_MERCHANTS, state.recentMerchants);
-  o = readHashes(bytes, view, o, "recentDevices", RECENT_DEVICES, state.recentDevices);
-  o = readHashes(bytes, view, o, "recentIpPrefixes", RECENT_IP_PREFIXES, state.recentIpPrefixes);
+  o = readHashes(bytes, view, o, "recentMerchants", RECENT_MERCHANTS, recentMerchants);
+  o = readHashes(bytes, view, o, "recentDevices", RECENT_DEVICES, recentDevices);
+  o = readHashes(bytes, view, o, "recentIpPrefixes", RECENT_IP_PREFIXES, recentIpPrefixes);
   if (version >= 2) o = readMccAmounts(bytes, view, o, state);
   if (o !== bytes.length)
     throw new CardStateCodecError("malformed", `${bytes.length - o} trailing bytes after the card state`, o);

@@ -8,7 +8,15 @@
 // (`computeFeatureFacts`), so rules and model share one definition of every signal.
 import { fraud } from "../codec/generated/fraud.js";
 import type { FeatureHashes } from "../ingest/featureHashes.js";
-import { decayedVelocity, elapsedMs, emptyCardState, HOUR_MS, isKnown, type CardState } from "./cardState.js";
+import {
+  dayDecay,
+  elapsedMs,
+  emptyCardState,
+  HOUR_MS,
+  hourDecay,
+  isKnown,
+  type CardState,
+} from "./cardState.js";
 import {
   amountEur,
   dayOfWeek,
@@ -165,7 +173,9 @@ function computeRaw(
   const logAmount = Math.log1p(amount);
   const hasHistory = state.txCount > 0;
   const dt = elapsedMs(state, timeMs);
-  const v = decayedVelocity(state, timeMs);
+  const d1h = hourDecay(dt);
+  const d24h = dayDecay(dt);
+  const v = state.velocity;
   const merchantNew = !isKnown(state.recentMerchants, hashes.merchant);
   const channel = tx.channel ?? 0;
   const merchantCountry = tx.merchantCountry ?? "";
@@ -186,11 +196,11 @@ function computeRaw(
   raw[INDEX.amount_vs_card_max] = hasHistory ? logAmount - state.amountLogMax : 0;
   raw[INDEX.card_tx_count] = state.txCount;
   raw[INDEX.hours_since_last] = hasHistory ? Math.min(dt / HOUR_MS, NO_HISTORY_HOURS) : NO_HISTORY_HOURS;
-  raw[INDEX.tx_count_1h] = v.txCount1h + 1;
-  raw[INDEX.tx_count_24h] = v.txCount24h + 1;
-  raw[INDEX.amount_eur_24h] = v.amountEur24h + amount;
-  raw[INDEX.small_tx_count_1h] = v.smallTxCount1h + (amount < 5 ? 1 : 0);
-  raw[INDEX.new_merchant_count_1h] = v.newMerchantCount1h + (merchantNew ? 1 : 0);
+  raw[INDEX.tx_count_1h] = v.txCount1h * d1h + 1;
+  raw[INDEX.tx_count_24h] = v.txCount24h * d24h + 1;
+  raw[INDEX.amount_eur_24h] = v.amountEur24h * d24h + amount;
+  raw[INDEX.small_tx_count_1h] = v.smallTxCount1h * d1h + (amount < 5 ? 1 : 0);
+  raw[INDEX.new_merchant_count_1h] = v.newMerchantCount1h * d1h + (merchantNew ? 1 : 0);
   raw[INDEX.merchant_new] = merchantNew ? 1 : 0;
   raw[INDEX.device_new] = hashes.device !== 0 && !isKnown(state.recentDevices, hashes.device) ? 1 : 0;
   raw[INDEX.ip_prefix_new] =
@@ -303,9 +313,31 @@ export function computeRawFeatures(
   state: CardState | null,
   shared: SharedSignals | null,
 ): RawFeatures {
-  computeRaw(tx, hashes, state ?? NO_STATE_PLACEHOLDER, shared ?? { deviceCardCount24h: 0 });
-  return { values: raw.slice(), hasState: state !== null, hasShared: shared !== null };
+  return { ...scratchRawFeatures(tx, hashes, state, shared), values: raw.slice() };
 }
+
+/**
+ * RawFeatures of `tx` in this module's scratch buffer, valid until the next feature computation:
+ * for a reader done with them before it returns (the rules' evaluation), so the rules-only path,
+ * once per transaction of a backlog, copies nothing.
+ */
+export function scratchRawFeatures(
+  tx: fraud.v1.ITransaction,
+  hashes: FeatureHashes,
+  state: CardState | null,
+  shared: SharedSignals | null,
+): RawFeatures {
+  computeRaw(tx, hashes, state ?? NO_STATE_PLACEHOLDER, shared ?? NO_SHARED_PLACEHOLDER);
+  return SCRATCH_VIEWS[(state === null ? 0 : 1) + (shared === null ? 0 : 2)]!;
+}
+
+const NO_SHARED_PLACEHOLDER: SharedSignals = { deviceCardCount24h: 0 };
+/** The scratch buffer as RawFeatures, by which sources are known: state 1, shared 2. */
+const SCRATCH_VIEWS: readonly RawFeatures[] = [0, 1, 2, 3].map((known) => ({
+  values: raw,
+  hasState: (known & 1) !== 0,
+  hasShared: (known & 2) !== 0,
+}));
 
 /**
  * Raw, named feature values (for reading and tests; the rules read RawFeatures by index). Without

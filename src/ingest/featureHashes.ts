@@ -53,17 +53,19 @@ function expandIpv6(ip: string): string[] | null {
   return groups.map((g) => parseInt(g, 16).toString(16));
 }
 
-const pick = (upstream: WireHash, compute: () => FeatureHash): FeatureHash => {
-  const supplied = wireHashToFeatureHash(upstream);
-  return supplied !== 0 ? supplied : compute();
-};
-
+/** Each hash as the upstream gateway supplied it, else computed here. */
 export function computeFeatureHashes(tx: fraud.v1.ITransaction): FeatureHashes {
+  // Written out rather than through a helper taking a closure per field: once per transaction,
+  // those four closures were a measurable share of a drain's allocation.
   const up = tx.hashes;
+  const merchant = wireHashToFeatureHash(up?.merchant);
+  const device = wireHashToFeatureHash(up?.device);
+  const prefix = wireHashToFeatureHash(up?.ipPrefix);
+  const bin = wireHashToFeatureHash(up?.bin);
   return {
-    merchant: pick(up?.merchant, () => hashString(tx.merchantId ?? "")),
-    device: pick(up?.device, () => hashString(tx.deviceId ?? "")),
-    ipPrefix: pick(up?.ipPrefix, () => hashString(ipPrefix(tx.ip ?? ""))),
-    bin: pick(up?.bin, () => hashString(tx.bin ?? "")),
+    merchant: merchant !== 0 ? merchant : hashString(tx.merchantId ?? ""),
+    device: device !== 0 ? device : hashString(tx.deviceId ?? ""),
+    ipPrefix: prefix !== 0 ? prefix : hashString(ipPrefix(tx.ip ?? "")),
+    bin: bin !== 0 ? bin : hashString(tx.bin ?? ""),
   };
 }

@@ -1,7 +1,7 @@
 // The rule set as the scoring core's RuleEvaluator port: raw features from the one feature
 // implementation (the model step's own when it ran; state-derived ones unknown without card
 // state), then the rules.
-import { computeRawFeatures } from "../features/featureVector.js";
+import { scratchRawFeatures } from "../features/featureVector.js";
 import type { RuleEvaluator, RuleInput, RuleVerdict } from "./ruleEvaluatorPort.js";
 import { evaluateRules } from "./evaluateRules.js";
 import type { RuleSet } from "./ruleSet.js";
@@ -13,7 +13,8 @@ export function ruleEvaluator(ruleSet: RuleSet): RuleEvaluator {
       const features =
         rawFeatures !== undefined && state !== null && deviceCardCount !== null
           ? { values: rawFeatures, hasState: true, hasShared: true }
-          : computeRawFeatures(
+          : // evaluateRules keeps nothing of them past its return.
+            scratchRawFeatures(
               tx,
               hashes,
               state,

@@ -17,6 +17,7 @@ import {
   computeFeatures,
   computeRawFeatures,
   FEATURE_COUNT,
+  scratchRawFeatures,
   FEATURE_NAMES,
   FEATURE_SOURCES,
 } from "../../src/features/featureVector.js";
@@ -169,6 +170,41 @@ describe("card state and features", () => {
       state = advanceCardState(state, t, hashes);
     });
     expect(raw[FEATURE_COUNT + FEATURE_NAMES.indexOf("foreign_merchant")]).toBe(1);
+  });
+
+  it("the rules' scratch raw features hold what computeRawFeatures copies, with which sources are known", () => {
+    const t = tx({ deviceId: "d-1", ip: "10.0.0.9" });
+    const hashes = computeFeatureHashes(t);
+    const state = advanceCardState(emptyCardState(2), tx({ eventTimeMs: T0 - 60_000 }), hashes);
+    for (const [s, shared] of [
+      [null, null],
+      [state, null],
+      [null, { deviceCardCount24h: 4 }],
+      [state, { deviceCardCount24h: 4 }],
+    ] as const) {
+      const copied = computeRawFeatures(t, hashes, s, shared);
+      const scratch = scratchRawFeatures(t, hashes, s, shared);
+      expect(scratch).toEqual(copied);
+      // A copy is the caller's; the scratch is overwritten by the next computation.
+      expect(copied.values).not.toBe(scratch.values);
+    }
+  });
+
+  it("advancing a card state leaves it untouched and shares only its unchanged entity sets", () => {
+    const hashes = computeFeatureHashes(tx({ deviceId: "" }));
+    const before = advanceCardState(emptyCardState(2), tx({ eventTimeMs: T0 - 60_000 }), hashes);
+    const snapshot = structuredClone(before);
+    const after = advanceCardState(before, tx(), hashes);
+    expect(before).toEqual(snapshot);
+    expect(after.recentMerchants).toBe(before.recentMerchants); // the same merchant again
+    expect(after.recentDevices).toBe(before.recentDevices); // no device
+    const elsewhere = advanceCardState(
+      before,
+      tx({ merchantId: "m-other" }),
+      computeFeatureHashes(tx({ merchantId: "m-other", deviceId: "" })),
+    );
+    expect(elsewhere.recentMerchants).toEqual([hashString("m-other"), hashes.merchant]);
+    expect(before.recentMerchants).toEqual([hashes.merchant]);
   });
 });
 
