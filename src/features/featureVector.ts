@@ -306,7 +306,7 @@ const READERS: readonly RawFeatureReader[] = DEFS.map((_, i) => readerAt(i));
 export const rawFeatureReader = (name: string): RawFeatureReader | undefined =>
   Object.hasOwn(INDEX, name) ? READERS[INDEX[name as FeatureName]] : undefined;
 
-/** RawFeatures of `tx` in a fresh array (the rules-only path, training, tests). */
+/** RawFeatures of `tx` in a fresh array, the caller's to keep (training, tests; the rules read scratchRawFeatures). */
 export function computeRawFeatures(
   tx: fraud.v1.ITransaction,
   hashes: FeatureHashes,
