@@ -78,7 +78,7 @@ export function emptyCardState(hidden: number): CardState {
     amountLogMean: 0,
     amountLogVar: 0,
     amountLogMax: 0,
-    velocity: { txCount1h: 0, txCount24h: 0, amountEur24h: 0, smallTxCount1h: 0, newMerchantCount1h: 0 },
+    velocity: emptyVelocity(),
     hourHabitSin: 0,
     hourHabitCos: 0,
     hourHabitWeight: 0,
@@ -101,13 +101,38 @@ const decay = (elapsed: number, tauMs: number): number =>
   elapsed === Infinity ? 0 : Math.exp(-elapsed / tauMs);
 
 /**
- * The factors the velocity counters decay by over `elapsed` ms (elapsedMs): 1 h ones, then 24 h
- * ones. The counters as they stand at a time are each counter times its factor, before the
- * transaction at that time is counted; callers multiply in place rather than build that object
- * (once per transaction in features and in the state update, it was allocation a drain paid for).
+ * The velocity counters once the transaction at `elapsed` ms after the card's last one
+ * (elapsedMs) is counted: each decayed over that time, then the transaction added. The one
+ * implementation the features (which read the counters a transaction brings them to) and the state
+ * update (which keeps them) share. Written into `out`, which the features reuse: once per
+ * transaction in each, a fresh object was allocation a drain paid for.
  */
-export const hourDecay = (elapsed: number): number => decay(elapsed, HOUR_MS);
-export const dayDecay = (elapsed: number): number => decay(elapsed, DAY_MS);
+export function countVelocity(
+  state: CardState,
+  elapsed: number,
+  amount: number,
+  merchantNew: boolean,
+  out: VelocityCounters,
+): VelocityCounters {
+  const d1h = decay(elapsed, HOUR_MS);
+  const d24h = decay(elapsed, DAY_MS);
+  const v = state.velocity;
+  out.txCount1h = v.txCount1h * d1h + 1;
+  out.txCount24h = v.txCount24h * d24h + 1;
+  out.amountEur24h = v.amountEur24h * d24h + amount;
+  out.smallTxCount1h = v.smallTxCount1h * d1h + (amount < SMALL_AMOUNT_EUR ? 1 : 0);
+  out.newMerchantCount1h = v.newMerchantCount1h * d1h + (merchantNew ? 1 : 0);
+  return out;
+}
+
+/** Counters to count into (countVelocity), all zero. */
+export const emptyVelocity = (): VelocityCounters => ({
+  txCount1h: 0,
+  txCount24h: 0,
+  amountEur24h: 0,
+  smallTxCount1h: 0,
+  newMerchantCount1h: 0,
+});
 
 export const isKnown = (set: readonly FeatureHash[], hash: FeatureHash): boolean =>
   hash !== 0 && set.includes(hash);
@@ -137,9 +162,6 @@ export function advanceCardState(
   const logAmount = Math.log1p(amount);
   const merchantNew = !isKnown(state.recentMerchants, hashes.merchant);
   const elapsed = elapsedMs(state, timeMs);
-  const d1h = hourDecay(elapsed);
-  const d24h = dayDecay(elapsed);
-  const v = state.velocity;
 
   const n = Math.min(state.txCount, AMOUNT_STATS_WINDOW);
   const alpha = 1 / (n + 1);
@@ -164,13 +186,7 @@ export function advanceCardState(
     amountLogMean: state.amountLogMean + alpha * diff,
     amountLogVar: (1 - alpha) * (state.amountLogVar + alpha * diff * diff),
     amountLogMax: Math.max(state.amountLogMax, logAmount),
-    velocity: {
-      txCount1h: v.txCount1h * d1h + 1,
-      txCount24h: v.txCount24h * d24h + 1,
-      amountEur24h: v.amountEur24h * d24h + amount,
-      smallTxCount1h: v.smallTxCount1h * d1h + (amount < SMALL_AMOUNT_EUR ? 1 : 0),
-      newMerchantCount1h: v.newMerchantCount1h * d1h + (merchantNew ? 1 : 0),
-    },
+    velocity: countVelocity(state, elapsed, amount, merchantNew, emptyVelocity()),
     hourHabitSin: state.hourHabitSin * habitDecay + Math.sin(hourAngle),
     hourHabitCos: state.hourHabitCos * habitDecay + Math.cos(hourAngle),
     hourHabitWeight: state.hourHabitWeight * habitDecay + 1,

@@ -9,11 +9,11 @@
 import { fraud } from "../codec/generated/fraud.js";
 import type { FeatureHashes } from "../ingest/featureHashes.js";
 import {
-  dayDecay,
+  countVelocity,
   elapsedMs,
   emptyCardState,
+  emptyVelocity,
   HOUR_MS,
-  hourDecay,
   isKnown,
   type CardState,
 } from "./cardState.js";
@@ -161,6 +161,8 @@ const TWO_PI = 2 * Math.PI;
 
 // One scratch buffer: computeFeatures is on the hot path and must not allocate.
 const raw = new Float64Array(DEFS.length);
+/** The counters the transaction being computed brings its card to (countVelocity's scratch). */
+const velocity = emptyVelocity();
 
 function computeRaw(
   tx: fraud.v1.ITransaction,
@@ -173,10 +175,8 @@ function computeRaw(
   const logAmount = Math.log1p(amount);
   const hasHistory = state.txCount > 0;
   const dt = elapsedMs(state, timeMs);
-  const d1h = hourDecay(dt);
-  const d24h = dayDecay(dt);
-  const v = state.velocity;
   const merchantNew = !isKnown(state.recentMerchants, hashes.merchant);
+  const v = countVelocity(state, dt, amount, merchantNew, velocity);
   const channel = tx.channel ?? 0;
   const merchantCountry = tx.merchantCountry ?? "";
   const hour = hourOfDay(timeMs);
@@ -196,11 +196,11 @@ function computeRaw(
   raw[INDEX.amount_vs_card_max] = hasHistory ? logAmount - state.amountLogMax : 0;
   raw[INDEX.card_tx_count] = state.txCount;
   raw[INDEX.hours_since_last] = hasHistory ? Math.min(dt / HOUR_MS, NO_HISTORY_HOURS) : NO_HISTORY_HOURS;
-  raw[INDEX.tx_count_1h] = v.txCount1h * d1h + 1;
-  raw[INDEX.tx_count_24h] = v.txCount24h * d24h + 1;
-  raw[INDEX.amount_eur_24h] = v.amountEur24h * d24h + amount;
-  raw[INDEX.small_tx_count_1h] = v.smallTxCount1h * d1h + (amount < 5 ? 1 : 0);
-  raw[INDEX.new_merchant_count_1h] = v.newMerchantCount1h * d1h + (merchantNew ? 1 : 0);
+  raw[INDEX.tx_count_1h] = v.txCount1h;
+  raw[INDEX.tx_count_24h] = v.txCount24h;
+  raw[INDEX.amount_eur_24h] = v.amountEur24h;
+  raw[INDEX.small_tx_count_1h] = v.smallTxCount1h;
+  raw[INDEX.new_merchant_count_1h] = v.newMerchantCount1h;
   raw[INDEX.merchant_new] = merchantNew ? 1 : 0;
   raw[INDEX.device_new] = hashes.device !== 0 && !isKnown(state.recentDevices, hashes.device) ? 1 : 0;
   raw[INDEX.ip_prefix_new] =

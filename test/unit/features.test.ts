@@ -190,6 +190,23 @@ describe("card state and features", () => {
     }
   });
 
+  it("a transaction's velocity features are the counters the state update keeps for its card", () => {
+    const first = tx({ amountMinor: 300, eventTimeMs: T0 - 20 * 60_000 });
+    const state = advanceCardState(emptyCardState(2), first, computeFeatureHashes(first));
+    const t = tx({ amountMinor: 250, merchantId: "m-new", eventTimeMs: T0 });
+    const hashes = computeFeatureHashes(t);
+    const f = computeRawFeatures(t, hashes, state, null).values;
+    const kept = advanceCardState(state, t, hashes).velocity;
+    const at = (name: string) => f[FEATURE_NAMES.indexOf(name as (typeof FEATURE_NAMES)[number])];
+    expect(at("tx_count_1h")).toBe(kept.txCount1h);
+    expect(at("tx_count_24h")).toBe(kept.txCount24h);
+    expect(at("amount_eur_24h")).toBe(kept.amountEur24h);
+    expect(at("small_tx_count_1h")).toBe(kept.smallTxCount1h);
+    expect(at("new_merchant_count_1h")).toBe(kept.newMerchantCount1h);
+    expect(kept.txCount1h).toBeGreaterThan(1.5); // the first, decayed over 20 min, and this one
+    expect(kept.smallTxCount1h).toBeGreaterThan(1.5); // both under 5 EUR
+  });
+
   it("advancing a card state leaves it untouched and shares only its unchanged entity sets", () => {
     const hashes = computeFeatureHashes(tx({ deviceId: "" }));
     const before = advanceCardState(emptyCardState(2), tx({ eventTimeMs: T0 - 60_000 }), hashes);
