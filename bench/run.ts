@@ -8,7 +8,7 @@
 //   npm run bench -- --smoke           seconds-long check that the harness works
 //   npm run bench -- --only decode,model [--out /tmp/bench]
 //   npm run bench -- --render bench/results/<date>.json   re-renders the .md and charts only
-import { execFileSync } from "node:child_process";
+//   npm run bench -- --only ceiling --compare-with ../other-checkout   section 6 against its scorer too
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
@@ -31,6 +31,7 @@ import { hotPath } from "./sections/hotPath.js";
 import { state } from "./sections/state.js";
 import { BenchContext } from "./support/benchContext.js";
 import { buildCompiledScorer } from "./support/compiledScorer.js";
+import { commitOf, comparedCheckout, type ComparedCheckout } from "./support/comparedCheckout.js";
 import { stackEndpoints } from "./support/stackEndpoints.js";
 import { applyV8Flags, V8_FLAGS } from "../src/ops/v8Flags.js";
 import { givenYoungGenerationFlags, restartWithScoringFlags } from "../bin/nodeFlags.js";
@@ -69,6 +70,7 @@ const { values: args } = parseArgs({
     out: { type: "string" },
     only: { type: "string" },
     render: { type: "string" },
+    "compare-with": { type: "string" },
   },
 });
 
@@ -100,9 +102,19 @@ const date = startedAt.toISOString().slice(0, 10);
 const loadAverageAtStart = loadavg()[0]!;
 
 const endpoints = stackEndpoints(ROOT);
-const ctx = new BenchContext(ROOT, plan, endpoints, log);
+let compared: ComparedCheckout | undefined;
+try {
+  compared = args["compare-with"] === undefined ? undefined : comparedCheckout(args["compare-with"], log);
+} catch (err) {
+  process.stderr.write(`${(err as Error).message}\n`);
+  process.exit(2);
+}
+if (compared !== undefined && only !== undefined && !only.includes("ceiling"))
+  log(`--compare-with: only section 6 (ceiling) uses it, and this run leaves it out`);
+const ctx = new BenchContext(ROOT, plan, endpoints, log, compared);
 log(
-  `${args.smoke ? "smoke" : "full"} run ${ctx.runId}; stack ${endpoints.kafkaBrokers}, ${endpoints.redisUrl}`,
+  `${args.smoke ? "smoke" : "full"} run ${ctx.runId}; stack ${endpoints.kafkaBrokers}, ${endpoints.redisUrl}` +
+    (compared === undefined ? "" : `; section 6 compares with ${compared.root} (${compared.commit})`),
 );
 
 buildCompiledScorer(ROOT, log);
@@ -137,8 +149,8 @@ const report = {
     startedAt: startedAt.toISOString(),
     durationS: Math.round((performance.now() - started) / 100) / 10,
     smoke: plan.smoke,
-    command: `npm run bench${plan.smoke ? " -- --smoke" : ""}${only ? ` --only ${only.join(",")}` : ""}`,
-    commit: gitCommit(),
+    command: ["npm run bench", ...commandArgs()].join(" "),
+    commit: commitOf(ROOT),
     machine: {
       cpus: cpus().length,
       cpuModel: cpus()[0]?.model.trim() ?? "unknown",
@@ -166,16 +178,14 @@ log(`wrote ${base}.json, ${base}.md and ${charts.size} charts (${failures} secti
 process.stdout.write(`${summaryTable(report)}\n`);
 process.exit(failures > 0 ? 1 : 0);
 
-function gitCommit(): string {
-  try {
-    const head = execFileSync("git", ["rev-parse", "--short", "HEAD"], {
-      cwd: ROOT,
-      encoding: "utf8",
-    }).trim();
-    return head;
-  } catch {
-    return "unknown";
-  }
+/** The arguments this run was given that shape what it measured, after npm's "--". */
+function commandArgs(): string[] {
+  const given = [
+    ...(plan.smoke ? ["--smoke"] : []),
+    ...(only ? ["--only", only.join(",")] : []),
+    ...(compared ? ["--compare-with", args["compare-with"]!] : []),
+  ];
+  return given.length === 0 ? [] : ["--", ...given];
 }
 
 // The version the stack recorded when this checkout started it. A broker started elsewhere (another

@@ -87,6 +87,15 @@ export interface CeilingResult {
    * MB bin/nodeFlags.js gives it: what that flag buys. Absent in results from before it.
    */
   readonly scorerDefaultYoungGeneration?: DrainThroughput & { readonly stateWork?: DrainStateWork };
+  /**
+   * Another checkout's scorer draining the same backlog in the same rounds (--compare-with):
+   * its path, its commit ("+changes" when its tracked files differ from it) and its drain.
+   */
+  readonly compared?: {
+    readonly root: string;
+    readonly commit: string;
+    readonly scorer: DrainThroughput & { readonly stateWork?: DrainStateWork };
+  };
   /** The same client as the scorer's, through the port (absent in results before the port: kafkajs). */
   readonly passthroughClient?: string;
   readonly passthrough: DrainThroughput;
@@ -138,6 +147,12 @@ export async function ceiling(ctx: BenchContext): Promise<CeilingResult> {
       drain: (round) => drainThroughScorer(ctx, input, records, { round, exactlyOnce: true }),
     },
   ];
+  const { compared } = ctx;
+  if (compared !== undefined)
+    drains.push({
+      name: `scorer of ${compared.commit} (--compare-with)`,
+      drain: (round) => drainThroughScorer(ctx, input, records, { round, root: compared.root }),
+    });
   const runs = drains.map(() => [] as Drained[]);
   for (let round = 0; round < rounds; round++) {
     for (const i of alternatingOrder(drains.length, round)) {
@@ -146,9 +161,14 @@ export async function ceiling(ctx: BenchContext): Promise<CeilingResult> {
       ctx.log(`  round ${round + 1}, ${drains[i]!.name}: ${drained.recordsPerSecond} records/s`);
     }
   }
-  const [passthrough, kafkajsPassthrough, scorer, scorerDefaultYoungGeneration, scorerExactlyOnce] = runs.map(
-    meanOfRounds,
-  ) as [Drained, Drained, Drained, Drained, Drained];
+  const [
+    passthrough,
+    kafkajsPassthrough,
+    scorer,
+    scorerDefaultYoungGeneration,
+    scorerExactlyOnce,
+    scorerCompared,
+  ] = runs.map(meanOfRounds) as [Drained, Drained, Drained, Drained, Drained, Drained | undefined];
 
   const tools = findKafkaTools(ctx.root);
   let kafkaProducerPerf: CeilingResult["kafkaProducerPerf"];
@@ -191,6 +211,9 @@ export async function ceiling(ctx: BenchContext): Promise<CeilingResult> {
     kafkaProducerPerf,
     kafkaConsumerPerf,
     ...(tools ? { kafkaToolsVersion: tools.version } : {}),
+    ...(compared !== undefined && scorerCompared !== undefined
+      ? { compared: { root: compared.root, commit: compared.commit, scorer: scorerCompared } }
+      : {}),
     scorerOverPassthrough: round3(scorer.recordsPerSecond / passthrough.recordsPerSecond),
     ...(consumerRate
       ? {
@@ -376,18 +399,34 @@ async function drainThroughScorer(
   ctx: BenchContext,
   input: string,
   records: number,
-  { round, exactlyOnce = false, nodeOptions }: { round: number; exactlyOnce?: boolean; nodeOptions?: string },
+  {
+    round,
+    exactlyOnce = false,
+    nodeOptions,
+    root,
+  }: {
+    round: number;
+    exactlyOnce?: boolean;
+    nodeOptions?: string;
+    /** Another checkout's scorer (--compare-with); this checkout's by default. */
+    root?: string;
+  },
 ): Promise<DrainThroughput & { stateWork: DrainStateWork }> {
   const { partitions } = ctx.plan.ceiling;
   // Its own topics, group and card-state namespace each round: every drain starts from nothing.
-  const label =
-    (exactlyOnce ? "ceiling-eos" : nodeOptions === undefined ? "ceiling" : "ceiling-node-options") +
-    `-r${round + 1}`;
+  const kind = exactlyOnce
+    ? "ceiling-eos"
+    : nodeOptions !== undefined
+      ? "ceiling-node-options"
+      : root !== undefined
+        ? "ceiling-compared"
+        : "ceiling";
+  const label = `${kind}-r${round + 1}`;
   const own = await ctx.topics.scorerTopics(label, partitions);
   const topics = { ...own, transactions: input };
   const groupId = `scorer-${label}-${input}`;
   const scorer = await ScorerChild.start({
-    root: ctx.root,
+    root: root ?? ctx.root,
     env: {
       ...scorerEnv({
         endpoints: ctx.endpoints,

@@ -12,6 +12,7 @@ import type { KafkaPort } from "../../src/stream/kafkaPort.js";
 import { deleteNamespace } from "../../src/state/namespaceKeys.js";
 import type { BenchPlan } from "../benchPlan.js";
 import { benchKafka, benchPort, TopicRegistry } from "./benchKafka.js";
+import type { ComparedCheckout } from "./comparedCheckout.js";
 import type { StackEndpoints } from "./stackEndpoints.js";
 
 export class BenchContext {
@@ -30,6 +31,8 @@ export class BenchContext {
     readonly plan: BenchPlan,
     readonly endpoints: StackEndpoints,
     readonly log: (line: string) => void,
+    /** Another checkout whose scorer section 6 drains beside this one's (--compare-with). */
+    readonly compared?: ComparedCheckout,
   ) {
     this.topics = new TopicRegistry(endpoints.kafkaBrokers);
     this.kafka = benchKafka(endpoints.kafkaBrokers);

@@ -9,6 +9,6 @@ export function buildCompiledScorer(root: string, log: (line: string) => void): 
     stdio: ["ignore", "ignore", "inherit"],
   });
   log(
-    `built dist/ in ${((performance.now() - started) / 1000).toFixed(1)} s: scorers run compiled JavaScript`,
+    `built ${root.replace(/\/$/, "")}/dist in ${((performance.now() - started) / 1000).toFixed(1)} s: scorers run compiled JavaScript`,
   );
 }

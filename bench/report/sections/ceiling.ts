@@ -109,6 +109,47 @@ function youngGenerationRows(c: CeilingResult): string[][] {
   ];
 }
 
+/** serve against another checkout's serve, when the run was given --compare-with. */
+function comparedRows(c: CeilingResult): string[][] {
+  const o = c.compared?.scorer;
+  if (o === undefined) return [];
+  const cpu =
+    c.scorer.cpuUsPerRecord !== undefined && o.cpuUsPerRecord !== undefined
+      ? { this: c.scorer.cpuUsPerRecord, other: o.cpuUsPerRecord }
+      : undefined;
+  return [
+    [
+      `6. Ceiling: scorer vs the scorer of ${c.compared!.commit} (--compare-with, drain a backlog)`,
+      (cpu === undefined ? "" : `${fmt(cpu.this)} vs ${fmt(cpu.other)} CPU µs/record; `) +
+        `${fmt(c.scorer.recordsPerSecond)} vs ${fmt(o.recordsPerSecond)} records/s`,
+      (cpu === undefined ? "" : `${x(cpu.this / cpu.other)} the CPU, `) +
+        `${x(c.scorer.recordsPerSecond / o.recordsPerSecond)} the records/s`,
+    ],
+  ];
+}
+
+function comparedLines(c: CeilingResult): string[] {
+  const o = c.compared;
+  if (o === undefined) return [];
+  const split = (d: DrainThroughput) =>
+    d.cpuSplit?.mainThreadUsPerRecord === undefined
+      ? ""
+      : ` (main thread ${fmt(d.cpuSplit.mainThreadUsPerRecord)}, other threads ${fmt(d.cpuSplit.otherThreadsUsPerRecord!)})`;
+  return [
+    `Run with \`--compare-with ${o.root}\`: that checkout's scorer (${o.commit}, its own dist/ built for the run) drained the ` +
+      "same backlog" +
+      (ranInRounds(c) ? " in the same rounds" : "") +
+      `, ${fmt(o.scorer.recordsPerSecond)} records/s` +
+      (o.scorer.cpuUsPerRecord === undefined
+        ? "."
+        : ` at ${fmt(o.scorer.cpuUsPerRecord)} µs of CPU per record${split(o.scorer)}`) +
+      (c.scorer.cpuUsPerRecord === undefined
+        ? "."
+        : `, against this checkout's ${fmt(c.scorer.cpuUsPerRecord)}${split(c.scorer)}.`),
+    "",
+  ];
+}
+
 function youngGenerationLines(c: CeilingResult): string[] {
   const d = c.scorerDefaultYoungGeneration;
   if (d === undefined) return [];
@@ -148,6 +189,7 @@ export const ceilingReport: SectionRenderer<CeilingResult> = {
           ]
         : []),
       ...youngGenerationRows(c),
+      ...comparedRows(c),
       [
         "6. Ceiling: Kafka's own perf tools (broker limit here)",
         `consume ${consumer === undefined ? "n/a" : fmt(consumer)}, produce ${producer === undefined ? "n/a" : fmt(producer)} records/s`,
@@ -203,6 +245,9 @@ export const ceilingReport: SectionRenderer<CeilingResult> = {
           ...(c.scorerExactlyOnce
             ? [drainRow("fraud-scorer serve --exactly-once", c.scorerExactlyOnce)]
             : []),
+          ...(c.compared
+            ? [drainRow(`fraud-scorer serve of ${c.compared.commit} (--compare-with)`, c.compared.scorer)]
+            : []),
           drainRow(passthroughName(c), c.passthrough),
           ...(c.kafkajsPassthrough ? [drainRow("kafkajs passthrough", c.kafkajsPassthrough)] : []),
           ["Kafka ConsumerPerformance", perf(c.kafkaConsumerPerf), ...(measuredCpu ? ["—"] : [])],
@@ -212,6 +257,7 @@ export const ceilingReport: SectionRenderer<CeilingResult> = {
       "",
       ...(measuredCpu ? cpuLines(c) : []),
       ...youngGenerationLines(c),
+      ...comparedLines(c),
       ...stateWorkLines(c),
       `**The scorer keeps ${pct(c.scorerOverPassthrough)} of the passthrough's throughput**` +
         (c.passthroughOverKafkaConsumer === undefined

@@ -173,6 +173,36 @@ describe("the bench report", () => {
     );
     expect(markdown).toContain("0 of 6000 deferred state updates dropped over its 2 drains");
   });
+
+  it("sets another checkout's scorer beside this one's when the run compared them, and not otherwise", () => {
+    const before = committedCeiling;
+    expect(renderReport(committed, "run").markdown).not.toContain("--compare-with");
+    const compared = withCeiling({
+      rounds: 2,
+      scorer: { ...before.scorer, recordsPerSecond: 30_000, cpuUsPerRecord: 30 },
+      passthrough: { ...before.passthrough, cpuUsPerRecord: 9 },
+      compared: {
+        root: "/tmp/base",
+        commit: "78e6c1c",
+        scorer: {
+          ...before.scorer,
+          recordsPerSecond: 25_000,
+          cpuUsPerRecord: 36,
+          cpuSplit: { mainThreadUsPerRecord: 27, otherThreadsUsPerRecord: 9 },
+        },
+      },
+    });
+    const { markdown } = renderReport(compared, "run");
+    expect(markdown).toContain(`| fraud-scorer serve of 78e6c1c (--compare-with) | ${fmt(25_000)} | 36.0 |`);
+    expect(markdown).toContain(
+      "Run with `--compare-with /tmp/base`: that checkout's scorer (78e6c1c, its own dist/ built for the run)",
+    );
+    expect(markdown).toContain(
+      "at 36.0 µs of CPU per record (main thread 27.0, other threads 9.00), against this checkout's 30.0.",
+    );
+    // 30 ÷ 36 and 30,000 ÷ 25,000.
+    expect(summaryTable(compared)).toContain("| ×0.83 the CPU, ×1.20 the records/s |");
+  });
 });
 
 describe("a CPU profile's summary", () => {
