@@ -3,7 +3,9 @@
 // against the code before it on the same machine in the same minutes. Runs of one commit an hour
 // apart on this shared 2-core machine differed by more than most single changes (section 6's
 // CPU per drained record: 32–40 µs for one commit within an hour, 2026-12-06), and a session
-// comparing two checkouts had patched the section by hand each time.
+// comparing two checkouts had patched the section by hand each time. The other checkout's scorer
+// is started the way this checkout starts its own (scorerEnv: the same configuration keys), so
+// both must read them: compare commits of one line of development, not across a rename of a key.
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
