@@ -94,58 +94,57 @@ function stateWorkLines(c: CeilingResult): string[] {
   ];
 }
 
-/** serve as it runs (64 MB young-generation semi-spaces, bin/nodeFlags.js) vs with V8's 16. */
-function youngGenerationRows(c: CeilingResult): string[][] {
-  const d = c.scorerDefaultYoungGeneration;
-  if (d?.cpuUsPerRecord === undefined || c.scorer.cpuUsPerRecord === undefined) return [];
+/**
+ * A summary row of serve's drain against another scorer's drain of the same backlog: CPU per
+ * record and records/s, and their ratios after `verdict`. None unless both measured their CPU.
+ */
+function scorerAgainstRow(
+  c: CeilingResult,
+  against: string,
+  d: DrainThroughput,
+  verdict: string,
+): string[][] {
+  if (d.cpuUsPerRecord === undefined || c.scorer.cpuUsPerRecord === undefined) return [];
   return [
     [
-      "6. Ceiling: scorer vs the same with V8's default young generation (drain a backlog)",
+      `6. Ceiling: scorer vs ${against} (drain a backlog)`,
       `${fmt(c.scorer.cpuUsPerRecord)} vs ${fmt(d.cpuUsPerRecord)} CPU µs/record; ` +
         `${fmt(c.scorer.recordsPerSecond)} vs ${fmt(d.recordsPerSecond)} records/s`,
-      `64 MB semi-spaces: ${x(c.scorer.cpuUsPerRecord / d.cpuUsPerRecord)} the CPU, ` +
+      `${verdict}${x(c.scorer.cpuUsPerRecord / d.cpuUsPerRecord)} the CPU, ` +
         `${x(c.scorer.recordsPerSecond / d.recordsPerSecond)} the records/s`,
     ],
   ];
 }
 
+/** serve as it runs (64 MB young-generation semi-spaces, bin/nodeFlags.js) vs with V8's 16. */
+const youngGenerationRows = (c: CeilingResult): string[][] =>
+  c.scorerDefaultYoungGeneration === undefined
+    ? []
+    : scorerAgainstRow(
+        c,
+        "the same with V8's default young generation",
+        c.scorerDefaultYoungGeneration,
+        "64 MB semi-spaces: ",
+      );
+
 /** serve against another checkout's serve, when the run was given --compare-with. */
-function comparedRows(c: CeilingResult): string[][] {
-  const o = c.compared?.scorer;
-  if (o === undefined) return [];
-  const cpu =
-    c.scorer.cpuUsPerRecord !== undefined && o.cpuUsPerRecord !== undefined
-      ? { this: c.scorer.cpuUsPerRecord, other: o.cpuUsPerRecord }
-      : undefined;
-  return [
-    [
-      `6. Ceiling: scorer vs the scorer of ${c.compared!.commit} (--compare-with, drain a backlog)`,
-      (cpu === undefined ? "" : `${fmt(cpu.this)} vs ${fmt(cpu.other)} CPU µs/record; `) +
-        `${fmt(c.scorer.recordsPerSecond)} vs ${fmt(o.recordsPerSecond)} records/s`,
-      (cpu === undefined ? "" : `${x(cpu.this / cpu.other)} the CPU, `) +
-        `${x(c.scorer.recordsPerSecond / o.recordsPerSecond)} the records/s`,
-    ],
-  ];
-}
+const comparedRows = (c: CeilingResult): string[][] =>
+  c.compared === undefined
+    ? []
+    : scorerAgainstRow(c, `the scorer of ${c.compared.commit} (--compare-with)`, c.compared.scorer, "");
 
 function comparedLines(c: CeilingResult): string[] {
   const o = c.compared;
-  if (o === undefined) return [];
+  if (o?.scorer.cpuUsPerRecord === undefined || c.scorer.cpuUsPerRecord === undefined) return [];
   const split = (d: DrainThroughput) =>
     d.cpuSplit?.mainThreadUsPerRecord === undefined
       ? ""
       : ` (main thread ${fmt(d.cpuSplit.mainThreadUsPerRecord)}, other threads ${fmt(d.cpuSplit.otherThreadsUsPerRecord!)})`;
   return [
     `Run with \`--compare-with ${o.root}\`: that checkout's scorer (${o.commit}, its own dist/ built for the run) drained the ` +
-      "same backlog" +
-      (ranInRounds(c) ? " in the same rounds" : "") +
-      `, ${fmt(o.scorer.recordsPerSecond)} records/s` +
-      (o.scorer.cpuUsPerRecord === undefined
-        ? "."
-        : ` at ${fmt(o.scorer.cpuUsPerRecord)} µs of CPU per record${split(o.scorer)}`) +
-      (c.scorer.cpuUsPerRecord === undefined
-        ? "."
-        : `, against this checkout's ${fmt(c.scorer.cpuUsPerRecord)}${split(c.scorer)}.`),
+      `same backlog${ranInRounds(c) ? " in the same rounds" : ""}, ${fmt(o.scorer.recordsPerSecond)} records/s at ` +
+      `${fmt(o.scorer.cpuUsPerRecord)} µs of CPU per record${split(o.scorer)}, against this checkout's ` +
+      `${fmt(c.scorer.cpuUsPerRecord)}${split(c.scorer)}.`,
     "",
   ];
 }
