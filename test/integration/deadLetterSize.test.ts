@@ -9,6 +9,7 @@ import { ScorerChild } from "../../src/tools/scorerChild.js";
 import { testEndpoints } from "./endpoints.js";
 import { TopicCollector } from "./support/decisionsCollector.js";
 import { createHash, randomBytes, randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import { ensureTopics, scorerTopicSpecs } from "../../stack/topics.js";
 import { createTestTopics, testKafka, type TestTopics } from "./support/kafkaTestTopics.js";
 import { scorerEnv } from "./support/scorerEnv.js";
@@ -36,7 +37,9 @@ describe("dead letters near the broker's size limit", () => {
     const corpus = [...malformedCorpus(5_000, { nearLimit: 10 }), { key: "at-limit", value: atLimit }];
     const dlq = new TopicCollector(endpoints.kafkaBrokers, topics.dlq);
     await dlq.start();
-    const scorer = await ScorerChild.start({ env: scorerEnv(endpoints, topics, hmacKeyHex) });
+    // At info, a failure's log tail shows the scorer's assignments, rebalances and its stop.
+    const env = scorerEnv(endpoints, topics, hmacKeyHex, { LOG_LEVEL: "info" });
+    const scorer = await ScorerChild.start({ env });
     await whileScorerRuns(
       () => scorer,
       async () => {
@@ -47,7 +50,21 @@ describe("dead letters near the broker's size limit", () => {
           headers: { "test.index": String(i) },
         }));
         await producer.publish(records);
-        await dlq.waitFor(() => dlq.records.length >= corpus.length, 120_000, "dead letters");
+        try {
+          await dlq.waitFor(() => dlq.records.length >= corpus.length, 120_000, "dead letters");
+        } catch (err) {
+          // Once on CI (2026-12-06) the letters stopped short with nothing in the scorer's log:
+          // say whether the scorer dead-lettered them (its counter, its lag) or the reader lags.
+          const seen = new Set(dlq.records.map((r) => Number(r.headers["test.index"])));
+          const missing = corpus.map((_, i) => i).filter((i) => !seen.has(i));
+          const answer = (name: string) =>
+            Promise.race([scorer.metric(name), sleep(5_000).then(() => "no answer in 5 s")]);
+          (err as Error).message +=
+            `\n${dlq.records.length} of ${corpus.length} letters read; missing: ${missing.slice(0, 20).join(", ")}` +
+            `\nthe scorer: ${await answer("fraud_dlq_records_total")} dead-lettered, ` +
+            `lag ${await answer("fraud_consumer_lag")}`;
+          throw err;
+        }
         const byIndex = new Map(dlq.records.map((r) => [Number(r.headers["test.index"]), r]));
         expect(byIndex.size).toBe(corpus.length);
         const large = dlq.records.filter((r) => r.value.length >= NEAR_LIMIT_BYTES - 8);
