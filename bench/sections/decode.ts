@@ -5,9 +5,7 @@
 import { Ajv } from "ajv";
 import { joinDelimitedFrames } from "../../src/codec/delimited.js";
 import { decodeTransactionPayload, encodeTransactionPayload, Transaction } from "../../src/codec/messages.js";
-import { fraud } from "../../src/codec/generated/fraud.js";
 import { decodeTransactionRecord } from "../../src/ingest/decodeTransactionRecord.js";
-import { validateTransaction } from "../../src/ingest/validateTransaction.js";
 import type { BenchContext } from "../support/benchContext.js";
 import { alternatingRounds, round1, round3 } from "../support/alternatingRounds.js";
 import { TRANSACTION_JSON_SCHEMA } from "./transactionJsonSchema.js";
@@ -27,15 +25,8 @@ export interface DecodeResult {
   readonly rounds: number;
   readonly protobuf: DecodeSide;
   readonly json: DecodeSide;
-  /**
-   * The same generated decoder handed the Node Buffer itself, so protobufjs picks its
-   * BufferReader (Buffer#utf8Slice for strings). src/codec/messages.ts deliberately avoids that
-   * reader (it truncates an overrunning string instead of failing); this is what that costs.
-   */
-  readonly protobufBufferReader: { readonly nsPerMessage: number; readonly parseOnlyNsPerMessage: number };
   /** JSON cost ÷ Protobuf cost per message (= Protobuf throughput ÷ JSON throughput). */
   readonly jsonOverProtobufCost: number;
-  readonly jsonOverProtobufBufferReaderCost: number;
 }
 
 const AT_50K = 50_000;
@@ -72,18 +63,6 @@ export async function decode(ctx: BenchContext): Promise<DecodeResult> {
     }
     return messages;
   };
-  const bufferReaderFull = () => {
-    for (const payload of payloads) {
-      const checked = validateTransaction(fraud.v1.Transaction.decode(payload));
-      if (!checked.ok) throw new Error(checked.error.message);
-      sink += checked.value.amountMinor;
-    }
-    return messages;
-  };
-  const bufferReaderParse = () => {
-    for (const payload of payloads) sink += fraud.v1.Transaction.decode(payload).amountMinor;
-    return messages;
-  };
   const jsonFull = () => {
     for (const record of jsonRecords) {
       const value = JSON.parse(record.toString("utf8")) as { amountMinor: number };
@@ -97,14 +76,12 @@ export async function decode(ctx: BenchContext): Promise<DecodeResult> {
       sink += (JSON.parse(record.toString("utf8")) as { amountMinor: number }).amountMinor;
     return messages;
   };
-  const [pbFull, jsFull, pbParse, jsParse, brFull, brParse] = await alternatingRounds(
+  const [pbFull, jsFull, pbParse, jsParse] = await alternatingRounds(
     [
       { name: "protobuf", round: protobufFull },
       { name: "json", round: jsonFull },
       { name: "protobuf-parse", round: protobufParse },
       { name: "json-parse", round: jsonParse },
-      { name: "protobuf-buffer-reader", round: bufferReaderFull },
-      { name: "protobuf-buffer-reader-parse", round: bufferReaderParse },
     ],
     rounds,
   );
@@ -121,12 +98,7 @@ export async function decode(ctx: BenchContext): Promise<DecodeResult> {
     rounds,
     protobuf: side(pbFull!.nsPerUnit, pbParse!.nsPerUnit, protobufRecords),
     json: side(jsFull!.nsPerUnit, jsParse!.nsPerUnit, jsonRecords),
-    protobufBufferReader: {
-      nsPerMessage: round1(brFull!.nsPerUnit),
-      parseOnlyNsPerMessage: round1(brParse!.nsPerUnit),
-    },
     jsonOverProtobufCost: round3(jsFull!.nsPerUnit / pbFull!.nsPerUnit),
-    jsonOverProtobufBufferReaderCost: round3(jsFull!.nsPerUnit / brFull!.nsPerUnit),
   };
   ctx.log(
     `  Protobuf ${result.protobuf.nsPerMessage} ns/msg, JSON+ajv ${result.json.nsPerMessage} ns/msg: ×${result.jsonOverProtobufCost}`,

@@ -71,7 +71,7 @@ it("the smoke benchmark writes every section, with finite latencies, throughputs
   const take = (section: string, ...keys: string[]) => {
     for (const key of keys) positive.push([`${section}.${key}`, r[section]![key] as number]);
   };
-  take("decode", "jsonOverProtobufCost", "jsonOverProtobufBufferReaderCost");
+  take("decode", "jsonOverProtobufCost");
   take(
     "model",
     "fp32OverInt8AtBatch1",
