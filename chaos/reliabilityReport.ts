@@ -149,7 +149,7 @@ export function renderReliability(rows: readonly ReliabilityRow[]): string {
     "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |",
     ...rows.map(
       (r) =>
-        `| ${r.scenario} | ${r.load} | ${r.transactions.toLocaleString("en")} | ${r.lost.toLocaleString("en")} | ${r.duplicates.toLocaleString("en")} | ${num(r.p99Ms)} | ${num(r.p100Ms)} | ${num(r.longestStallMs)} | ${share(r.fallbackShare)} | ${verdict(r)} | ${r.date}, ${r.commit}, ${r.scale} |`,
+        `| ${r.scenario} | ${r.load} | ${num(r.transactions, "")} | ${num(r.lost, "")} | ${num(r.duplicates, "")} | ${num(r.p99Ms)} | ${num(r.p100Ms)} | ${num(r.longestStallMs)} | ${share(r.fallbackShare)} | ${verdict(r)} | ${r.date}, ${r.commit}, ${r.scale} |`,
     ),
     "",
     "## Per scenario",
