@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CachedCardStateStore } from "../../src/features/cachedCardStateStore.js";
+import { CachedCardStateStore, CardStateSlabs } from "../../src/features/cachedCardStateStore.js";
 import type {
   CardStateStore,
   CardStateWrite,
@@ -155,5 +155,63 @@ describe("CachedCardStateStore", () => {
     const result = await read(cached, ["card-1", "card-2", "card-3"]);
     expect(store.readsAsked.at(-1)).toEqual(["card-2", "card-3"]);
     expect(result.unavailable).toEqual([2]);
+  });
+
+  it("serves every cached card's last bytes whole while slots of several sizes are freed and reused", async () => {
+    const { cached } = setUp({ maxCards: 5_000 });
+    const last = new Map<string, Uint8Array>();
+    // Cards rewritten, evicted and back, with states of 1 to 704 bytes: new slabs as larger states
+    // come, cards moving out of the earlier ones; 5,000 live cards fill many pages of any slab.
+    for (let step = 0; step < 12_000; step++) {
+      const cardId = `card-${(step * 37) % 6_007}`;
+      const length = step % 10 === 0 ? 65 + ((step * 131) % 640) : 1 + ((step * 131) % 64);
+      const bytes = Uint8Array.from({ length }, (_, i) => (step + i * 7) % 251);
+      expect(await cached.writeBatch([{ cardId, position: step, bytes, history: [] }])).toEqual(["applied"]);
+      last.set(cardId, bytes.slice());
+      bytes.fill(0); // the caller's buffer is reused
+    }
+    expect(cached.size).toBe(5_000);
+    const cardIds = [...last.keys()];
+    const result = await read(cached, cardIds, false);
+    const served = cardIds.filter((_, k) => result.states[k] !== undefined);
+    expect(served.length).toBeGreaterThanOrEqual(4_999); // the trial read asks the store for one
+    for (const cardId of served)
+      expect(result.states[cardIds.indexOf(cardId)]!.bytes).toEqual(last.get(cardId));
+  });
+
+  it("hands a read copies that later writes, evictions and clear() leave as they were", async () => {
+    const { cached } = setUp({ maxCards: 2 });
+    const bytesOf = (marker: number) => new Uint8Array(300).fill(marker);
+    await cached.writeBatch([
+      { cardId: "card-1", position: 1, bytes: bytesOf(1), history: [] },
+      { cardId: "card-2", position: 1, bytes: bytesOf(2), history: [] },
+    ]);
+    const before = await read(cached, ["card-1", "card-2"]);
+    // card-1's slot is freed by its rewrite, card-2's by eviction; both are taken again.
+    await cached.writeBatch([{ cardId: "card-1", position: 2, bytes: bytesOf(3), history: [] }]);
+    await cached.writeBatch([{ cardId: "card-3", position: 1, bytes: bytesOf(4), history: [] }]);
+    expect(before.states[0]!.bytes).toEqual(bytesOf(1));
+    expect(before.states[1]!.bytes).toEqual(bytesOf(2));
+    const after = await read(cached, ["card-1", "card-3"]);
+    expect(after.states[0]).toMatchObject({ bytes: bytesOf(3), position: 2 });
+    expect(after.states[1]).toMatchObject({ bytes: bytesOf(4), position: 1 });
+    cached.clear();
+    expect(after.states[1]!.bytes).toEqual(bytesOf(4));
+  });
+
+  it("puts new states in one slab whose slots fit the largest seen, and starts another after clear()", () => {
+    const slabs = new CardStateSlabs();
+    const first = slabs.slabFor(100);
+    expect(first.slotBytes).toBe(128);
+    expect(slabs.slabFor(20)).toBe(first);
+    expect(slabs.slabFor(128)).toBe(first);
+    const larger = slabs.slabFor(129);
+    expect(larger.slotBytes).toBe(192);
+    expect(slabs.slabFor(100)).toBe(larger);
+    expect(() => first.store(new Uint8Array(129))).toThrow(RangeError);
+    slabs.clear();
+    const fresh = slabs.slabFor(10);
+    expect(fresh).not.toBe(larger);
+    expect(fresh.slotBytes).toBe(64);
   });
 });
