@@ -32,7 +32,7 @@ export class CardStateCodecError extends Error {
 }
 
 const SCALARS = 13;
-/** h and c are copied as bytes where the host's float layout is the format's (little-endian). */
+/** The encoder copies h and c as bytes where the host's float layout is the format's (little-endian). */
 const HOST_IS_LITTLE_ENDIAN = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1;
 
 export function encodedCardStateSize(state: CardState): number {
@@ -167,8 +167,11 @@ export function decodeCardState(bytes: Uint8Array, hc?: Float32Array): CardState
   let o = 3;
   need(bytes, o, 8 * hidden, "h/c");
   const into = hc?.length === 2 * hidden ? hc : new Float32Array(2 * hidden);
-  const h = readFloat32s(bytes, view, o, into.subarray(0, hidden));
-  const c = readFloat32s(bytes, view, o + 4 * hidden, into.subarray(hidden));
+  // h then c, float by float: copying bytes took a view of each side (four typed arrays per card
+  // besides h and c) and cost about three times as much.
+  for (let i = 0; i < 2 * hidden; i++) into[i] = view.getFloat32(o + 4 * i, true);
+  const h = into.subarray(0, hidden);
+  const c = into.subarray(hidden);
   o += 8 * hidden;
   need(bytes, o, 4 + 8 * SCALARS, "the scalar fields");
   const txCount = view.getUint32(o, true);
@@ -220,14 +223,6 @@ export function decodeCardState(bytes: Uint8Array, hc?: Float32Array): CardState
   if (o !== bytes.length)
     throw new CardStateCodecError("malformed", `${bytes.length - o} trailing bytes after the card state`, o);
   return state;
-}
-
-function readFloat32s(bytes: Uint8Array, view: DataView, o: number, out: Float32Array): Float32Array {
-  const n = out.length;
-  if (HOST_IS_LITTLE_ENDIAN)
-    new Uint8Array(out.buffer, out.byteOffset, 4 * n).set(bytes.subarray(o, o + 4 * n));
-  else for (let i = 0; i < n; i++) out[i] = view.getFloat32(o + 4 * i, true);
-  return out;
 }
 
 function readCountry(bytes: Uint8Array, o: number, what: string): string {
