@@ -167,8 +167,9 @@ export function decodeCardState(bytes: Uint8Array, hc?: Float32Array): CardState
   let o = 3;
   need(bytes, o, 8 * hidden, "h/c");
   const into = hc?.length === 2 * hidden ? hc : new Float32Array(2 * hidden);
-  // h then c, float by float: copying bytes took a view of each side (four typed arrays per card
-  // besides h and c) and cost about three times as much.
+  // h then c, float by float: copying them as bytes took a view of each side and of its source
+  // (four typed arrays per card besides h and c); a whole decode cost 0.62-0.74 µs that way and
+  // 0.50-0.59 this way (same process, alternating, 2026-12-06).
   for (let i = 0; i < 2 * hidden; i++) into[i] = view.getFloat32(o + 4 * i, true);
   const h = into.subarray(0, hidden);
   const c = into.subarray(hidden);
