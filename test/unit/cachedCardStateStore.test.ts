@@ -140,6 +140,55 @@ describe("CachedCardStateStore", () => {
     expect(store.readsAsked.at(-1)).toEqual(["card-2"]);
   });
 
+  it("counts only the states it holds against maxCards, and skips a card whose write is in flight when dropping", async () => {
+    const { store, cached } = setUp({ maxCards: 2 });
+    await cached.writeBatch([write("card-1", 4096, 1), write("card-2", 4096, 2)]);
+    let release!: () => void;
+    store.heldWrites = new Promise((resolve) => (release = resolve));
+    const card1 = cached.writeBatch([write("card-1", 8192, 11)]);
+    store.heldWrites = undefined;
+    // card-1 is the oldest entry but holds nothing while its write is in flight: card-2 goes.
+    expect(await cached.writeBatch([write("card-3", 4096, 3), write("card-4", 4096, 4)])).toEqual([
+      "applied",
+      "applied",
+    ]);
+    expect(cached.size).toBe(2);
+    await read(cached, ["card-1", "card-2", "card-3", "card-4"]);
+    expect(store.readsAsked.at(-1)).toEqual(["card-1", "card-2"]);
+    release();
+    expect(await card1).toEqual(["applied"]);
+    // card-1 is now the most recently written, and card-3 the least.
+    expect(cached.size).toBe(2);
+    const result = await read(cached, ["card-1", "card-3", "card-4"]);
+    expect(store.readsAsked.at(-1)).toEqual(["card-3"]);
+    expect(result.states[0]).toMatchObject({ bytes: Uint8Array.of(11, 0xab), position: 8192 });
+    expect(result.states[2]).toMatchObject({ bytes: Uint8Array.of(4, 0xab), position: 4096 });
+  });
+
+  it("keeps counting a card's writes in flight while other cards are dropped, so none of them is served early", async () => {
+    const { store, cached } = setUp({ maxCards: 1 });
+    await cached.writeBatch([write("card-1", 4096, 1)]);
+    let releaseFirst!: () => void;
+    store.heldWrites = new Promise((resolve) => (releaseFirst = resolve));
+    const first = cached.writeBatch([write("card-1", 8192, 2)]);
+    store.heldWrites = undefined;
+    // Over maxCards: card-1, the oldest entry, has a write in flight and must stay counted.
+    await cached.writeBatch([write("card-2", 4096), write("card-3", 4096)]);
+    let releaseSecond!: () => void;
+    store.heldWrites = new Promise((resolve) => (releaseSecond = resolve));
+    const second = cached.writeBatch([write("card-1", 12288, 3)]);
+    releaseFirst();
+    expect(await first).toEqual(["applied"]);
+    // The second write is still in flight: card-1 comes from the store, not from memory.
+    await read(cached, ["card-1"]);
+    expect(store.readsAsked.at(-1)).toEqual(["card-1"]);
+    releaseSecond();
+    expect(await second).toEqual(["applied"]);
+    const result = await read(cached, ["card-1", "card-3"]);
+    expect(store.readsAsked.at(-1)).toEqual(["card-3"]);
+    expect(result.states[0]).toMatchObject({ bytes: Uint8Array.of(3, 0xab), position: 12288 });
+  });
+
   it("still asks the store when every card is cached and no device is touched", async () => {
     const { store, cached } = setUp();
     await cached.writeBatch([write("card-1", 4096), write("card-2", 4096)]);
