@@ -32,7 +32,7 @@ await build({
   platform: "node",
   target: "node22",
   sourcemap: true,
-  external: ["onnxruntime-node", "@node-rs/xxhash", "pino", "thread-stream", "@platformatic/wasm-utils"],
+  external: ["onnxruntime-node", "pino", "thread-stream", "@platformatic/wasm-utils"],
   // The bundled CommonJS packages call require(); an ES module has none of its own.
   banner: {
     js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);',

@@ -46,6 +46,21 @@ describe("feature hashes", () => {
     expect(h("")).toBe(0);
   });
 
+  it("hashes a string's UTF-8 bytes with xxhash64, seed 0: xxHash's test vectors, and the native addon on other strings", () => {
+    expect(hashString("abc")).toBe(Number(0x44bc2cf5ad770999n));
+    // "" is absent (0), not hashed: its xxhash64 would be 0xef46db3751d8e999.
+    expect(hashString("")).toBe(0);
+    for (const s of [
+      "merchant-42",
+      "dev-9f3a01c2",
+      "85.12.7.0/24",
+      "424242",
+      "Café Ωmega-ü",
+      "😀".repeat(40),
+    ])
+      expect(hashString(s)).toBe(Number(xxh64(s)));
+  });
+
   it("a hash supplied upstream as fixed64 equals the one computed here after a wire round trip", () => {
     const upstream = xxh64("merchant-42");
     const wire = fraud.v1.Transaction.encode({
