@@ -12,7 +12,7 @@
 // computeFeatureHashes took 0.64-0.66 instead of 0.84-0.85 µs per transaction (ids as the
 // simulator makes them, a third without device or IP; old and new alternating, two runs of ten
 // rounds, AMD EPYC host), and WebAssembly needs no prebuilt binary per platform. The tests check
-// it against xxHash's test vectors and the native addon.
+// it against a test vector of xxHash's and against the native addon.
 import xxhash from "xxhash-wasm";
 import type { fraud } from "../codec/generated/fraud.js";
 
