@@ -20,9 +20,11 @@ import { encodeDecisionRecord } from "../../src/codec/decisionRecord.js";
 import { joinDelimitedFrames } from "../../src/codec/delimited.js";
 import { encodeTransactionPayload, Transaction } from "../../src/codec/messages.js";
 import type { DecisionInit } from "../../src/codec/messages.js";
-import { withWrittenStatesCached } from "../../src/features/cachedCardStateStore.js";
+import { CachedCardStateStore, withWrittenStatesCached } from "../../src/features/cachedCardStateStore.js";
 import { FEATURE_SCHEMA_VERSION } from "../../src/features/featureVector.js";
 import { RedisCardStateStore } from "../../src/state/redisCardStateStore.js";
+import type { TransactionInit } from "../../src/codec/messages.js";
+import type { TrafficSource } from "../../src/tools/traffic/trafficSource.js";
 import { decodeTransactionRecord } from "../../src/ingest/decodeTransactionRecord.js";
 import { computeFeatureHashes } from "../../src/ingest/featureHashes.js";
 import { FALLBACK_CAUSE_LABELS, ScorerMetrics } from "../../src/ops/metrics.js";
@@ -80,6 +82,33 @@ export interface HotPathDrain {
   readonly allocation?: HotPathAllocation;
   /** The collections of the headline pass (absent in results from before they were counted). */
   readonly gc?: HotPathCollections;
+  /** The same drain at an issuer's scale (absent in results from before it ran). */
+  readonly issuerScale?: HotPathIssuerScaleDrain;
+}
+
+/**
+ * A drain at an issuer's scale: more cards than serve keeps in memory (redis.stateCacheCards),
+ * each paying less often, so that most cards' states are fetched from Redis, their MACs verified
+ * and their bytes decoded, and the cache drops a card for each it keeps. The headline drain's
+ * 5,000 cards all stay in memory; an issuer's millions, each paying every few hours or days, would
+ * not.
+ */
+export interface HotPathIssuerScaleDrain {
+  readonly cards: number;
+  /**
+   * A simulated card's transactions are paid by one of this many cards of its own, another one
+   * every blockTransactions transactions of the traffic, in turn (harness).
+   */
+  readonly cardVariants: number;
+  readonly blockTransactions: number;
+  readonly cachedCards: number;
+  readonly transactions: number;
+  /** Of the cards the measured pass looked up: served from memory, found in Redis, new (absent). */
+  readonly reads: { readonly fromMemory: number; readonly found: number; readonly absent: number };
+  readonly transactionsPerSecond: number;
+  readonly cpuUsPerTransaction: number;
+  readonly redisCpuUsPerTransaction: number;
+  readonly modelShare: number;
 }
 
 /**
@@ -179,11 +208,24 @@ interface Harness {
   readonly metrics: ScorerMetrics;
   readonly redis: Redis;
   readonly records: readonly Buffer[];
+  /** Distinct cards paying in records. */
+  readonly cards: number;
+  /** Cards looked up: served from memory or read from Redis (and of those, found there or not). */
+  readonly reads: () => { readonly fromMemory: number; readonly found: number; readonly absent: number };
 }
 
 const STATE_TTL_MS = 900_000;
 
-async function harness(ctx: BenchContext, parts: ScoringParts, label: string, n: number, clock: Clock) {
+async function harness(
+  ctx: BenchContext,
+  parts: ScoringParts,
+  label: string,
+  n: number,
+  clock: Clock,
+  /** The transactions to score, from the n taken from the bench's traffic (those, unless told). */
+  transactionsOf: (source: TrafficSource) => readonly TransactionInit[] = (source) =>
+    Array.from({ length: source.size }, (_, i) => source.at(i).tx),
+) {
   const redis = new Redis(ctx.endpoints.redisUrl, { maxRetriesPerRequest: 1 });
   const store = new RedisCardStateStore({
     redis,
@@ -200,11 +242,18 @@ async function harness(ctx: BenchContext, parts: ScoringParts, label: string, n:
   });
   const base = scoringContext(parts, served);
   const context = { ...base, clock, explainTopFeatures: 3 };
-  const source = ctx.traffic.take(n);
-  const records = Array.from({ length: n }, (_, i) =>
-    joinDelimitedFrames([encodeTransactionPayload(Transaction.create(source.at(i).tx))]),
+  const transactions = transactionsOf(ctx.traffic.take(n));
+  const records = transactions.map((tx) =>
+    joinDelimitedFrames([encodeTransactionPayload(Transaction.create(tx))]),
   );
-  return { context, metrics: new ScorerMetrics({ defaultMetrics: false }), redis, records } satisfies Harness;
+  const cards = new Set(transactions.map((tx) => tx.cardId)).size;
+  const reads = () => ({
+    fromMemory: served instanceof CachedCardStateStore ? served.stats.hits : 0,
+    found: store.stats.hits,
+    absent: store.stats.misses,
+  });
+  const metrics = new ScorerMetrics({ defaultMetrics: false });
+  return { context, metrics, redis, records, cards, reads } satisfies Harness;
 }
 
 const DECODE_OPTIONS = { transactionSchemaIds: new Set<number>() };
@@ -291,20 +340,9 @@ export async function runDrain(ctx: BenchContext, parts: ScoringParts): Promise<
   const totals = { decode: 0, encode: 0, metrics: 0, scoring: 0 };
   const stage = { stateRead: 0, features: 0, model: 0, policy: 0, stateWrite: 0 };
   let modelDecided = 0;
-  // As the scoring queue runs batches: the next batch starts once this one's decisions are out,
-  // its state write settling behind them (each batch, once read, waits for the writes before it).
   const writesSettled = async () => await h.context.writesInFlight?.settled();
   const runPlain = async (from: number, to: number) => {
-    for (let start = from; start < to; start += maxBatch) {
-      const end = Math.min(to, start + maxBatch);
-      const items = ingestRange(h.records, start, end);
-      const { decisions } = await decideBatch(items, plain);
-      for (const d of decisions) encodeDecision(d);
-      h.metrics.observeBatchSize(decisions.length);
-      h.metrics.observeDecisions(decisions, Date.now());
-      for (const d of decisions) if (!d.fallback) modelDecided++;
-    }
-    await writesSettled();
+    modelDecided += await plainPass(h, plain, maxBatch, from, to);
   };
   const runSplit = async (from: number, to: number) => {
     for (let start = from; start < to; start += maxBatch) {
@@ -362,6 +400,7 @@ export async function runDrain(ctx: BenchContext, parts: ScoringParts): Promise<
       runPlain(allocationFrom, allocationFrom + allocated),
     );
     session.disconnect();
+    const issuerScale = await runIssuerScaleDrain(ctx, parts, Math.floor(n / 2));
     const perTx = (us: number) => round3(us / split);
     const timed = stage.stateRead + stage.features + stage.model + stage.policy + stage.stateWrite;
     const { topFrames, owners } = summariseProfile(profile, ctx.root);
@@ -392,6 +431,106 @@ export async function runDrain(ctx: BenchContext, parts: ScoringParts): Promise<
       owners,
       allocation,
       gc,
+      issuerScale,
+    };
+  } finally {
+    h.context.shutdown();
+    h.redis.disconnect();
+  }
+}
+
+/**
+ * Batches [from, to) of the harness's records decided as the scoring queue runs them: the next
+ * batch starts once this one's decisions are out, its state write settling behind them (each
+ * batch, once read, waits for the writes before it). Returns how many the model decided.
+ */
+async function plainPass(
+  h: Harness,
+  context: ScoringContext,
+  maxBatch: number,
+  from: number,
+  to: number,
+): Promise<number> {
+  let modelDecided = 0;
+  for (let start = from; start < to; start += maxBatch) {
+    const end = Math.min(to, start + maxBatch);
+    const items = ingestRange(h.records, start, end);
+    const { decisions } = await decideBatch(items, context);
+    for (const d of decisions) encodeDecision(d);
+    h.metrics.observeBatchSize(decisions.length);
+    h.metrics.observeDecisions(decisions, Date.now());
+    for (const d of decisions) if (!d.fallback) modelDecided++;
+  }
+  await context.writesInFlight?.settled();
+  return modelDecided;
+}
+
+/**
+ * The headline drain's plain pass over n fresh transactions at an issuer's scale. The simulated
+ * cards are split into variants, each a card of its own (its id suffixed): the traffic's
+ * transactions [b × block, (b + 1) × block) are paid by variant b mod cardVariants of their card,
+ * so a card pays in bursts, as the simulated ones do, then rests while cardVariants - 1 blocks of
+ * other cards pay. A warm-up first pays one transaction on every variant of every card, variant
+ * by variant, so that every card has a state in Redis and those the pass reaches first are the
+ * ones the cache dropped longest ago. There are enough variants that the cache holds none of the
+ * pass's cards when it starts and the pass meets each variant in one block only: a card's first
+ * transaction in the pass is fetched from Redis, the rest of its burst served from memory.
+ */
+async function runIssuerScaleDrain(
+  ctx: BenchContext,
+  parts: ScoringParts,
+  n: number,
+): Promise<HotPathIssuerScaleDrain> {
+  const { maxBatch } = ctx.plan.hotPath;
+  const cachedCards = configKeyDefault("redis.stateCacheCards") as number;
+  const base = ctx.traffic.source;
+  const firstOfCard = new Map<string, TransactionInit>();
+  for (let i = 0; i < base.size; i++)
+    if (!firstOfCard.has(base.at(i).tx.cardId ?? ""))
+      firstOfCard.set(base.at(i).tx.cardId ?? "", base.at(i).tx);
+  // A block as long as the simulation has cards.
+  const block = firstOfCard.size;
+  // The cache's cards (the warm-up's last) and the pass's blocks are distinct variants.
+  const cardVariants = Math.ceil(cachedCards / block) + Math.ceil(n / block) + 1;
+  const variant = (tx: TransactionInit, v: number): TransactionInit => ({
+    ...tx,
+    cardId: `${tx.cardId ?? ""}-${v}`,
+  });
+  const warmup = cardVariants * block;
+  const h = await harness(ctx, parts, "hotpath-drain-issuer", n, systemClock, (source) => [
+    ...Array.from({ length: cardVariants }, (_, v) =>
+      [...firstOfCard.values()].map((tx) => variant(tx, v)),
+    ).flat(),
+    ...Array.from({ length: source.size }, (_, i) =>
+      variant(source.at(i).tx, Math.floor(i / block) % cardVariants),
+    ),
+  ]);
+  try {
+    await plainPass(h, h.context, maxBatch, 0, warmup);
+    const reads0 = h.reads();
+    const redis0 = await redisCpuUs(h.redis);
+    const cpu0 = cpuUs();
+    const t0 = performance.now();
+    const modelDecided = await plainPass(h, h.context, maxBatch, warmup, warmup + n);
+    const seconds = (performance.now() - t0) / 1000;
+    const cpu = cpuUs() - cpu0;
+    const redisCpu = (await redisCpuUs(h.redis)) - redis0;
+    const reads1 = h.reads();
+    return {
+      cards: h.cards,
+      cardVariants,
+      blockTransactions: block,
+      cachedCards,
+      transactions: n,
+      reads: {
+        fromMemory: reads1.fromMemory - reads0.fromMemory,
+        found: reads1.found - reads0.found,
+        absent: reads1.absent - reads0.absent,
+      },
+      transactionsPerSecond: Math.round(n / seconds),
+      cpuUsPerTransaction: round3(cpu / n),
+      redisCpuUsPerTransaction: round3(redisCpu / n),
+      modelShare: round3(modelDecided / n),
     };
   } finally {
     h.context.shutdown();

@@ -1,6 +1,7 @@
 // Section 8 of the report: the hot path's CPU by stage, its profile, and the steady runs.
 import type {
   HotPathAllocation,
+  HotPathDrain,
   HotPathResult,
   HotPathSteadyProfile,
   ProfileFrame,
@@ -76,6 +77,28 @@ function steadyProfileChapter(p: HotPathSteadyProfile | undefined): string[] {
   ];
 }
 
+/** The drain at an issuer's scale, beside the headline drain's figures. */
+function issuerScaleParagraph(d: HotPathDrain): string[] {
+  const u = d.issuerScale;
+  if (u === undefined) return [];
+  const looked = u.reads.fromMemory + u.reads.found + u.reads.absent;
+  const share = (k: number) => pct(k / Math.max(1, looked));
+  return [
+    `At an issuer's scale: the same drain over ${u.cards} cards, more than serve keeps in memory ` +
+      `(\`redis.stateCacheCards\`, ${u.cachedCards}): each simulated card's transactions are paid in turn by ` +
+      `${u.cardVariants} cards (its id suffixed), so each card pays ${u.cardVariants} times less often; after a warm-up of ` +
+      `${u.cards} transactions, ${u.transactions} fresh ones. Of the cards they looked up, ` +
+      `${share(u.reads.fromMemory)} were served from memory, ${share(u.reads.found)} fetched from Redis (the MAC ` +
+      `verified, the bytes decoded) and ${share(u.reads.absent)} had no state yet. **${u.cpuUsPerTransaction} µs ` +
+      `of CPU per transaction** (×${ratio(u.cpuUsPerTransaction, d.cpuUsPerTransaction)} the drain above), ` +
+      `${u.transactionsPerSecond} tx/s, the model deciding ${pct(u.modelShare)}; Redis ${u.redisCpuUsPerTransaction} ` +
+      `µs of its own per transaction (×${ratio(u.redisCpuUsPerTransaction, d.redisCpuUsPerTransaction ?? NaN)}).`,
+    "",
+  ];
+}
+
+const ratio = (a: number, b: number): string => (Number.isFinite(b) && b > 0 ? (a / b).toFixed(2) : "?");
+
 function hotPathChapter(h: HotPathResult): string[] {
   const out: string[] = [];
   const d = h.drain;
@@ -108,6 +131,7 @@ function hotPathChapter(h: HotPathResult): string[] {
       "few milliseconds idle, as between the batches of a steady rate, the same step costs several times " +
       "that (ONNX Runtime's code and data are no longer in the caches; see the steady profile below).",
     "",
+    ...issuerScaleParagraph(d),
     "Self time of the drain's CPU profile, by owner, then the top frames (a native function is placed by " +
       "its caller; one called from outside Node's own code, onnxruntime-node's run among them, shows as `(native)`: " +
       "the profiler gives it a borrowed name, such as `crc32c`, which every N-API callback shares):",
@@ -212,6 +236,16 @@ export const hotPathReport: SectionRenderer<HotPathResult> = {
           : `; ${kib(h.drain.allocation.bytesPerTransaction)} allocated per transaction`),
       `model decided ${pct(h.drain.modelShare)}`,
     ],
+    ...(h.drain.issuerScale === undefined
+      ? []
+      : [
+          [
+            `8. Hot path: the same drain over ${h.drain.issuerScale.cards} cards (serve keeps ${h.drain.issuerScale.cachedCards} in memory)`,
+            `${h.drain.issuerScale.cpuUsPerTransaction} µs of CPU per transaction, ${h.drain.issuerScale.transactionsPerSecond} tx/s ` +
+              `(Redis: ${h.drain.issuerScale.redisCpuUsPerTransaction} µs of its own)`,
+            `model decided ${pct(h.drain.issuerScale.modelShare)}`,
+          ],
+        ]),
     ...h.steady.map((s) => [
       `8. Hot path: steady arrivals, ${s.label}`,
       `${s.corePercent} % of a core${s.scorerCorePercent === undefined ? "" : ` (${s.scorerCorePercent} % less the bench's arrival timer)`}, ${s.cpuUsPerTransaction} µs CPU/tx, p99 ${s.p99Ms} ms`,

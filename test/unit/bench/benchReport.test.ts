@@ -8,6 +8,7 @@ import {
   UNNAMED_NATIVE,
   summariseProfile,
   type HotPathAllocation,
+  type HotPathIssuerScaleDrain,
   type HotPathResult,
   type HotPathSteadyProfile,
 } from "../../../bench/sections/hotPath.js";
@@ -71,6 +72,38 @@ describe("the bench report", () => {
     expect(markdown).toContain("**14.0 KiB allocated per transaction**");
     expect(markdown).toContain("| `advanceCardState` | src/features/cardState.ts:1 | 7 |");
     expect(summaryTable(sampled)).toContain("; 14.0 KiB allocated per transaction");
+  });
+
+  it("reports the drain at an issuer's scale beside the headline drain when the run took it, and not before", () => {
+    const before = runBeforeTheProfiles();
+    expect(renderReport(before, "run").markdown).not.toContain("At an issuer's scale");
+    const issuerScale: HotPathIssuerScaleDrain = {
+      cards: 214_871,
+      cardVariants: 43,
+      blockTransactions: 4_997,
+      cachedCards: 100_000,
+      transactions: 100_000,
+      reads: { fromMemory: 25_000, found: 75_000, absent: 0 },
+      transactionsPerSecond: 26_382,
+      cpuUsPerTransaction: 2 * before.hotPath.drain.cpuUsPerTransaction,
+      redisCpuUsPerTransaction: 30,
+      modelShare: 1,
+    };
+    const atScale = {
+      ...before,
+      hotPath: {
+        ...before.hotPath,
+        drain: { ...before.hotPath.drain, redisCpuUsPerTransaction: 20, issuerScale },
+      },
+    };
+    const { markdown } = renderReport(atScale, "run");
+    expect(markdown).toContain("the same drain over 214871 cards, more than serve keeps in memory");
+    expect(markdown).toContain("25.0 % were served from memory, 75.0 % fetched from Redis");
+    expect(markdown).toContain(`(×2.00 the drain above)`);
+    expect(markdown).toContain("30 µs of its own per transaction (×1.50)");
+    expect(summaryTable(atScale)).toContain(
+      "8. Hot path: the same drain over 214871 cards (serve keeps 100000 in memory)",
+    );
   });
 
   it("reports a steady run's profile when the run took one, and not before", () => {
