@@ -82,9 +82,24 @@ export interface HotPathDrain {
   readonly allocation?: HotPathAllocation;
   /** The collections of the headline pass (absent in results from before they were counted). */
   readonly gc?: HotPathCollections;
+  /** Of the cards the drain looked up (absent in results from before they were counted). */
+  readonly reads?: CardReads;
   /** The same drain at an issuer's scale (absent in results from before it ran). */
   readonly issuerScale?: HotPathIssuerScaleDrain;
 }
+
+/** Cards looked up: served from memory, or read from Redis and found there or not (new cards). */
+export interface CardReads {
+  readonly fromMemory: number;
+  readonly found: number;
+  readonly absent: number;
+}
+
+const readsSince = (before: CardReads, after: CardReads): CardReads => ({
+  fromMemory: after.fromMemory - before.fromMemory,
+  found: after.found - before.found,
+  absent: after.absent - before.absent,
+});
 
 /**
  * A drain at an issuer's scale: more cards than serve keeps in memory (redis.stateCacheCards),
@@ -103,8 +118,8 @@ export interface HotPathIssuerScaleDrain {
   readonly blockTransactions: number;
   readonly cachedCards: number;
   readonly transactions: number;
-  /** Of the cards the measured pass looked up: served from memory, found in Redis, new (absent). */
-  readonly reads: { readonly fromMemory: number; readonly found: number; readonly absent: number };
+  /** Of the cards the measured pass looked up. */
+  readonly reads: CardReads;
   readonly transactionsPerSecond: number;
   readonly cpuUsPerTransaction: number;
   readonly redisCpuUsPerTransaction: number;
@@ -210,8 +225,8 @@ interface Harness {
   readonly records: readonly Buffer[];
   /** Distinct cards paying in records. */
   readonly cards: number;
-  /** Cards looked up: served from memory or read from Redis (and of those, found there or not). */
-  readonly reads: () => { readonly fromMemory: number; readonly found: number; readonly absent: number };
+  /** Cards looked up so far. */
+  readonly reads: () => CardReads;
 }
 
 const STATE_TTL_MS = 900_000;
@@ -375,6 +390,7 @@ export async function runDrain(ctx: BenchContext, parts: ScoringParts): Promise<
   try {
     await runPlain(0, warmupTransactions);
     modelDecided = 0;
+    const reads0 = h.reads();
     const redis0 = await redisCpuUs(h.redis);
     const collections = countCollections();
     const cpu0 = cpuUs();
@@ -384,6 +400,7 @@ export async function runDrain(ctx: BenchContext, parts: ScoringParts): Promise<
     const cpu = cpuUs() - cpu0;
     const gc = await collections.stop(seconds);
     const redisCpu = (await redisCpuUs(h.redis)) - redis0;
+    const reads = readsSince(reads0, h.reads());
     // Read now: the allocation pass below runs runPlain again, which counts on.
     const modelShare = round3(modelDecided / n);
     const session = new Session();
@@ -431,6 +448,7 @@ export async function runDrain(ctx: BenchContext, parts: ScoringParts): Promise<
       owners,
       allocation,
       gc,
+      reads,
       issuerScale,
     };
   } finally {
@@ -515,18 +533,14 @@ async function runIssuerScaleDrain(
     const seconds = (performance.now() - t0) / 1000;
     const cpu = cpuUs() - cpu0;
     const redisCpu = (await redisCpuUs(h.redis)) - redis0;
-    const reads1 = h.reads();
+    const reads = readsSince(reads0, h.reads());
     return {
       cards: h.cards,
       cardVariants,
       blockTransactions: block,
       cachedCards,
       transactions: n,
-      reads: {
-        fromMemory: reads1.fromMemory - reads0.fromMemory,
-        found: reads1.found - reads0.found,
-        absent: reads1.absent - reads0.absent,
-      },
+      reads,
       transactionsPerSecond: Math.round(n / seconds),
       cpuUsPerTransaction: round3(cpu / n),
       redisCpuUsPerTransaction: round3(redisCpu / n),

@@ -1,6 +1,7 @@
 // Section 8 of the report: the hot path's CPU by stage, its profile, and the steady runs.
 import type {
   HotPathAllocation,
+  CardReads,
   HotPathDrain,
   HotPathResult,
   HotPathSteadyProfile,
@@ -81,20 +82,26 @@ function steadyProfileChapter(p: HotPathSteadyProfile | undefined): string[] {
 function issuerScaleParagraph(d: HotPathDrain): string[] {
   const u = d.issuerScale;
   if (u === undefined) return [];
-  const looked = u.reads.fromMemory + u.reads.found + u.reads.absent;
-  const share = (k: number) => pct(k / Math.max(1, looked));
   return [
     `At an issuer's scale: the same drain over ${u.cards} cards, more than serve keeps in memory ` +
       `(\`redis.stateCacheCards\`, ${u.cachedCards}): each simulated card's transactions are paid in turn by ` +
       `${u.cardVariants} cards (its id suffixed), so each card pays ${u.cardVariants} times less often; after a warm-up of ` +
-      `${u.cards} transactions, ${u.transactions} fresh ones. Of the cards they looked up, ` +
-      `${share(u.reads.fromMemory)} were served from memory, ${share(u.reads.found)} fetched from Redis (the MAC ` +
-      `verified, the bytes decoded) and ${share(u.reads.absent)} had no state yet. **${u.cpuUsPerTransaction} µs ` +
+      `${u.cards} transactions, ${u.transactions} fresh ones. Of the cards they looked up, ${readsText(u.reads)}` +
+      (d.reads === undefined ? "" : ` (the drain above: ${readsText(d.reads)})`) +
+      `. **${u.cpuUsPerTransaction} µs ` +
       `of CPU per transaction** (×${ratio(u.cpuUsPerTransaction, d.cpuUsPerTransaction)} the drain above), ` +
       `${u.transactionsPerSecond} tx/s, the model deciding ${pct(u.modelShare)}; Redis ${u.redisCpuUsPerTransaction} ` +
       `µs of its own per transaction (×${ratio(u.redisCpuUsPerTransaction, d.redisCpuUsPerTransaction ?? NaN)}).`,
     "",
   ];
+}
+
+function readsText({ fromMemory, found, absent }: CardReads): string {
+  const share = (k: number) => pct(k / Math.max(1, fromMemory + found + absent));
+  return (
+    `${share(fromMemory)} were served from memory, ${share(found)} fetched from Redis (the MAC verified, ` +
+    `the bytes decoded) and ${share(absent)} had no state yet`
+  );
 }
 
 const ratio = (a: number, b: number): string => (Number.isFinite(b) && b > 0 ? (a / b).toFixed(2) : "?");

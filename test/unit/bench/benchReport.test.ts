@@ -93,12 +93,19 @@ describe("the bench report", () => {
       ...before,
       hotPath: {
         ...before.hotPath,
-        drain: { ...before.hotPath.drain, redisCpuUsPerTransaction: 20, issuerScale },
+        drain: {
+          ...before.hotPath.drain,
+          redisCpuUsPerTransaction: 20,
+          reads: { fromMemory: 199_000, found: 0, absent: 1_000 },
+          issuerScale,
+        },
       },
     };
     const { markdown } = renderReport(atScale, "run");
     expect(markdown).toContain("the same drain over 214871 cards, more than serve keeps in memory");
     expect(markdown).toContain("25.0 % were served from memory, 75.0 % fetched from Redis");
+    expect(markdown).toContain("(the drain above: 99.5 % were served from memory, 0.0 % fetched from Redis");
+    expect(markdown).toContain("and 0.5 % had no state yet)");
     expect(markdown).toContain(`(×2.00 the drain above)`);
     expect(markdown).toContain("30 µs of its own per transaction (×1.50)");
     expect(summaryTable(atScale)).toContain(
