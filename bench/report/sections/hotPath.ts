@@ -86,8 +86,9 @@ function issuerScaleParagraph(d: HotPathDrain): string[] {
     `At an issuer's scale: the same drain over ${u.cards} cards, more than serve keeps in memory ` +
       `(\`redis.stateCacheCards\`, ${u.cachedCards}): each simulated card's transactions are paid in turn by ` +
       `${u.cardVariants} cards (its id suffixed), so each card pays ${u.cardVariants} times less often; after a warm-up of ` +
-      `${u.cards} transactions, ${u.transactions} fresh ones. Of the cards they looked up, ${readsText(u.reads)}` +
-      (d.reads === undefined ? "" : ` (the drain above: ${readsText(d.reads)})`) +
+      `${u.cards} transactions, ${u.transactions} fresh ones. Of the cards they looked up, ` +
+      readsText(u.reads, "fetched from Redis, the MAC verified and the bytes decoded,") +
+      (d.reads === undefined ? "" : ` (in the drain above: ${readsText(d.reads)})`) +
       `. **${u.cpuUsPerTransaction} µs ` +
       `of CPU per transaction** (×${ratio(u.cpuUsPerTransaction, d.cpuUsPerTransaction)} the drain above), ` +
       `${u.transactionsPerSecond} tx/s, the model deciding ${pct(u.modelShare)}; Redis ${u.redisCpuUsPerTransaction} ` +
@@ -96,12 +97,9 @@ function issuerScaleParagraph(d: HotPathDrain): string[] {
   ];
 }
 
-function readsText({ fromMemory, found, absent }: CardReads): string {
+function readsText({ fromMemory, found, absent }: CardReads, fetched = "fetched from Redis"): string {
   const share = (k: number) => pct(k / Math.max(1, fromMemory + found + absent));
-  return (
-    `${share(fromMemory)} were served from memory, ${share(found)} fetched from Redis (the MAC verified, ` +
-    `the bytes decoded) and ${share(absent)} had no state yet`
-  );
+  return `${share(fromMemory)} were served from memory, ${share(found)} ${fetched} and ${share(absent)} had no state yet`;
 }
 
 const ratio = (a: number, b: number): string => (Number.isFinite(b) && b > 0 ? (a / b).toFixed(2) : "?");

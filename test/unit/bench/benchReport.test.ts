@@ -103,9 +103,10 @@ describe("the bench report", () => {
     };
     const { markdown } = renderReport(atScale, "run");
     expect(markdown).toContain("the same drain over 214871 cards, more than serve keeps in memory");
-    expect(markdown).toContain("25.0 % were served from memory, 75.0 % fetched from Redis");
-    expect(markdown).toContain("(the drain above: 99.5 % were served from memory, 0.0 % fetched from Redis");
-    expect(markdown).toContain("and 0.5 % had no state yet)");
+    expect(markdown).toContain("25.0 % were served from memory, 75.0 % fetched from Redis, the MAC verified");
+    expect(markdown).toContain(
+      "(in the drain above: 99.50 % were served from memory, 0.0 % fetched from Redis and 0.5 % had no state yet)",
+    );
     expect(markdown).toContain(`(×2.00 the drain above)`);
     expect(markdown).toContain("30 µs of its own per transaction (×1.50)");
     expect(summaryTable(atScale)).toContain(
