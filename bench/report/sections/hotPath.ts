@@ -85,8 +85,8 @@ function issuerScaleParagraph(d: HotPathDrain): string[] {
   return [
     `At an issuer's scale: the same drain over ${u.cards} cards, more than serve keeps in memory ` +
       `(\`redis.stateCacheCards\`, ${u.cachedCards}): each simulated card's transactions are paid in turn by ` +
-      `${u.cardVariants} cards (its id suffixed), so each card pays ${u.cardVariants} times less often; after a warm-up of ` +
-      `${u.cards} transactions, ${u.transactions} fresh ones. Of the cards they looked up, ` +
+      `${u.cardVariants} cards (its id suffixed), so each card pays ${u.cardVariants} times less often; after a warm-up of one ` +
+      `transaction on each card, ${u.transactions} fresh ones. Of the cards they looked up, ` +
       readsText(u.reads, "fetched from Redis, the MAC verified and the bytes decoded,") +
       (d.reads === undefined ? "" : ` (in the drain above: ${readsText(d.reads)})`) +
       `. **${u.cpuUsPerTransaction} µs ` +
