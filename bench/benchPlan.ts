@@ -68,6 +68,12 @@ export interface BenchPlan {
     readonly steadyRate: number;
     readonly steadyS: number;
     readonly steadyWarmupS: number;
+    /**
+     * The state cache's cards in the issuer-scale pass, which pays a warm-up transaction on
+     * about 2 × as many cards: serve's default (redis.stateCacheCards) unless told; the smoke
+     * run's is small, so that its warm-up is.
+     */
+    readonly issuerScaleCachedCards?: number;
   };
   readonly kafkaClients: { readonly records: number; readonly partitions: number; readonly rounds: number };
   readonly coldStart: {
@@ -183,6 +189,7 @@ export const SMOKE_PLAN: BenchPlan = {
     steadyRate: 1_000,
     steadyS: 2,
     steadyWarmupS: 0.5,
+    issuerScaleCachedCards: 1_000,
   },
   kafkaClients: { records: 5_000, partitions: 4, rounds: 1 },
   coldStart: { runsPerVariant: 1, transactions: 10, rate: 20 },

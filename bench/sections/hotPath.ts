@@ -223,8 +223,6 @@ interface Harness {
   readonly metrics: ScorerMetrics;
   readonly redis: Redis;
   readonly records: readonly Buffer[];
-  /** Distinct cards paying in records. */
-  readonly cards: number;
   /** Cards looked up so far. */
   readonly reads: () => CardReads;
 }
@@ -240,6 +238,7 @@ async function harness(
   /** The transactions to score, from the n taken from the bench's traffic (those, unless told). */
   transactionsOf: (source: TrafficSource) => readonly TransactionInit[] = (source) =>
     Array.from({ length: source.size }, (_, i) => source.at(i).tx),
+  maxCards = configKeyDefault("redis.stateCacheCards") as number,
 ) {
   const redis = new Redis(ctx.endpoints.redisUrl, { maxRetriesPerRequest: 1 });
   const store = new RedisCardStateStore({
@@ -250,25 +249,21 @@ async function harness(
     hmacKey: randomBytes(32),
     ttlMs: STATE_TTL_MS,
   });
-  // Serve's store: the states it writes kept in memory, with serve's defaults.
-  const served = withWrittenStatesCached(store, {
-    maxCards: configKeyDefault("redis.stateCacheCards") as number,
-    stateTtlMs: STATE_TTL_MS,
-  });
+  // Serve's store: the states it writes kept in memory, with serve's defaults (unless told).
+  const served = withWrittenStatesCached(store, { maxCards, stateTtlMs: STATE_TTL_MS });
   const base = scoringContext(parts, served);
   const context = { ...base, clock, explainTopFeatures: 3 };
   const transactions = transactionsOf(ctx.traffic.take(n));
   const records = transactions.map((tx) =>
     joinDelimitedFrames([encodeTransactionPayload(Transaction.create(tx))]),
   );
-  const cards = new Set(transactions.map((tx) => tx.cardId)).size;
   const reads = () => ({
     fromMemory: served instanceof CachedCardStateStore ? served.stats.hits : 0,
     found: store.stats.hits,
     absent: store.stats.misses,
   });
   const metrics = new ScorerMetrics({ defaultMetrics: false });
-  return { context, metrics, redis, records, cards, reads } satisfies Harness;
+  return { context, metrics, redis, records, reads } satisfies Harness;
 }
 
 const DECODE_OPTIONS = { transactionSchemaIds: new Set<number>() };
@@ -500,12 +495,14 @@ async function runIssuerScaleDrain(
   n: number,
 ): Promise<HotPathIssuerScaleDrain> {
   const { maxBatch } = ctx.plan.hotPath;
-  const cachedCards = configKeyDefault("redis.stateCacheCards") as number;
+  const cachedCards =
+    ctx.plan.hotPath.issuerScaleCachedCards ?? (configKeyDefault("redis.stateCacheCards") as number);
   const base = ctx.traffic.source;
   const firstOfCard = new Map<string, TransactionInit>();
-  for (let i = 0; i < base.size; i++)
-    if (!firstOfCard.has(base.at(i).tx.cardId ?? ""))
-      firstOfCard.set(base.at(i).tx.cardId ?? "", base.at(i).tx);
+  for (let i = 0; i < base.size; i++) {
+    const tx = base.at(i).tx;
+    if (!firstOfCard.has(tx.cardId ?? "")) firstOfCard.set(tx.cardId ?? "", tx);
+  }
   // A block as long as the simulation has cards.
   const block = firstOfCard.size;
   // The cache's cards (the warm-up's last) and the pass's blocks are distinct variants.
@@ -515,14 +512,22 @@ async function runIssuerScaleDrain(
     cardId: `${tx.cardId ?? ""}-${v}`,
   });
   const warmup = cardVariants * block;
-  const h = await harness(ctx, parts, "hotpath-drain-issuer", n, systemClock, (source) => [
-    ...Array.from({ length: cardVariants }, (_, v) =>
-      [...firstOfCard.values()].map((tx) => variant(tx, v)),
-    ).flat(),
-    ...Array.from({ length: source.size }, (_, i) =>
-      variant(source.at(i).tx, Math.floor(i / block) % cardVariants),
-    ),
-  ]);
+  const h = await harness(
+    ctx,
+    parts,
+    "hotpath-drain-issuer",
+    n,
+    systemClock,
+    (source) => [
+      ...Array.from({ length: cardVariants }, (_, v) =>
+        [...firstOfCard.values()].map((tx) => variant(tx, v)),
+      ).flat(),
+      ...Array.from({ length: source.size }, (_, i) =>
+        variant(source.at(i).tx, Math.floor(i / block) % cardVariants),
+      ),
+    ],
+    cachedCards,
+  );
   try {
     await plainPass(h, h.context, maxBatch, 0, warmup);
     const reads0 = h.reads();
@@ -535,7 +540,8 @@ async function runIssuerScaleDrain(
     const redisCpu = (await redisCpuUs(h.redis)) - redis0;
     const reads = readsSince(reads0, h.reads());
     return {
-      cards: h.cards,
+      // The warm-up pays every variant of every simulated card.
+      cards: warmup,
       cardVariants,
       blockTransactions: block,
       cachedCards,

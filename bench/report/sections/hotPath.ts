@@ -9,6 +9,7 @@ import type {
 } from "../../sections/hotPath.js";
 import type { NoisyNeighbourResult } from "../../sections/noisyNeighbour.js";
 import type { SectionRenderer } from "../sectionRenderer.js";
+import { x } from "../reportFormat.js";
 
 const row = (cells: ReadonlyArray<string | number>) => `| ${cells.join(" | ")} |`;
 const head = (cells: readonly string[]) =>
@@ -84,15 +85,18 @@ function issuerScaleParagraph(d: HotPathDrain): string[] {
   if (u === undefined) return [];
   return [
     `At an issuer's scale: the same drain over ${u.cards} cards, more than serve keeps in memory ` +
-      `(\`redis.stateCacheCards\`, ${u.cachedCards}): each simulated card's transactions are paid in turn by ` +
+      `(${u.cachedCards} cards; a full run's is \`redis.stateCacheCards\`'s default): each simulated card's transactions are paid in turn by ` +
       `${u.cardVariants} cards (its id suffixed), so each card pays ${u.cardVariants} times less often; after a warm-up of one ` +
       `transaction on each card, ${u.transactions} fresh ones. Of the cards they looked up, ` +
       readsText(u.reads, "fetched from Redis, the MAC verified and the bytes decoded,") +
       (d.reads === undefined ? "" : ` (in the drain above: ${readsText(d.reads)})`) +
       `. **${u.cpuUsPerTransaction} µs ` +
-      `of CPU per transaction** (×${ratio(u.cpuUsPerTransaction, d.cpuUsPerTransaction)} the drain above), ` +
+      `of CPU per transaction** (${x(u.cpuUsPerTransaction / d.cpuUsPerTransaction)} the drain above), ` +
       `${u.transactionsPerSecond} tx/s, the model deciding ${pct(u.modelShare)}; Redis ${u.redisCpuUsPerTransaction} ` +
-      `µs of its own per transaction (×${ratio(u.redisCpuUsPerTransaction, d.redisCpuUsPerTransaction ?? NaN)}).`,
+      `µs of its own per transaction` +
+      (d.redisCpuUsPerTransaction === undefined
+        ? "."
+        : ` (${x(u.redisCpuUsPerTransaction / d.redisCpuUsPerTransaction)}).`),
     "",
   ];
 }
@@ -101,8 +105,6 @@ function readsText({ fromMemory, found, absent }: CardReads, fetched = "fetched 
   const share = (k: number) => pct(k / Math.max(1, fromMemory + found + absent));
   return `${share(fromMemory)} were served from memory, ${share(found)} ${fetched} and ${share(absent)} had no state yet`;
 }
-
-const ratio = (a: number, b: number): string => (Number.isFinite(b) && b > 0 ? (a / b).toFixed(2) : "?");
 
 function hotPathChapter(h: HotPathResult): string[] {
   const out: string[] = [];
