@@ -31,10 +31,17 @@ const readTicks = (path: string): number | undefined => {
   }
 };
 
-/** A process's CPU so far, µs: its main thread's and all its threads'. */
+/**
+ * A process's CPU so far, µs: its main thread's and all its threads'. Also, from the scheduler's
+ * own accounting (/proc/<pid>/task/<pid>/schedstat, where the kernel keeps it), the main thread's
+ * time on a core and its time runnable but waiting for one, ns: a drain whose main thread is
+ * seldom idle is paced by that thread, however much of the two cores is left on average.
+ */
 export interface ThreadCpu {
   readonly mainUs: number;
   readonly allUs: number;
+  readonly mainOnCoreNs?: number;
+  readonly mainWaitingNs?: number;
 }
 
 export function threadCpu(pid: number | undefined): ThreadCpu | undefined {
@@ -42,7 +49,19 @@ export function threadCpu(pid: number | undefined): ThreadCpu | undefined {
   const main = readTicks(`/proc/${pid}/task/${pid}/stat`);
   const all = readTicks(`/proc/${pid}/stat`);
   if (main === undefined || all === undefined) return undefined;
-  return { mainUs: (1e6 * main) / TICKS_PER_SECOND, allUs: (1e6 * all) / TICKS_PER_SECOND };
+  const cpu = { mainUs: (1e6 * main) / TICKS_PER_SECOND, allUs: (1e6 * all) / TICKS_PER_SECOND };
+  const sched = readSchedstat(`/proc/${pid}/task/${pid}/schedstat`);
+  return sched === undefined ? cpu : { ...cpu, mainOnCoreNs: sched[0], mainWaitingNs: sched[1] };
+}
+
+/** schedstat: ns on a core, ns runnable on a run queue, time slices. */
+function readSchedstat(path: string): readonly [number, number] | undefined {
+  try {
+    const [onCore, waiting] = readFileSync(path, "utf8").trim().split(" ").map(Number);
+    return Number.isFinite(onCore) && Number.isFinite(waiting) ? [onCore!, waiting!] : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -116,6 +135,8 @@ export async function redisCpuUs(redis: Redis): Promise<number> {
 
 /** Readings at the start of a drain, compared at its end by drainCpuSplit. */
 export interface DrainCpuMark {
+  /** performance.now() when read. */
+  readonly atMs?: number;
   readonly process?: ThreadCpu;
   readonly brokerUs?: number;
   readonly redisUs?: number;
@@ -130,6 +151,7 @@ export async function markDrainCpu(
   const brokerUs = threadCpu(broker)?.allUs;
   const redisUs = redis === undefined ? undefined : await redisCpuUs(redis);
   return {
+    atMs: performance.now(),
     ...(own ? { process: own } : {}),
     ...(brokerUs === undefined ? {} : { brokerUs }),
     ...(redisUs === undefined ? {} : { redisUs }),
@@ -144,6 +166,12 @@ export interface DrainCpuSplit {
   readonly otherThreadsUsPerRecord?: number;
   readonly brokerUsPerRecord?: number;
   readonly redisUsPerRecord?: number;
+  /**
+   * The main thread's shares of the wall time between the readings, %: on a core, and runnable
+   * but waiting for one (the rest it was idle, waiting for I/O or a timer).
+   */
+  readonly mainThreadOnCorePercent?: number;
+  readonly mainThreadWaitingPercent?: number;
 }
 
 type MutableSplit = { -readonly [K in keyof DrainCpuSplit]: number };
@@ -155,6 +183,19 @@ export function drainCpuSplit(start: DrainCpuMark, end: DrainCpuMark, records: n
     const main = end.process.mainUs - start.process.mainUs;
     split.mainThreadUsPerRecord = perRecord(main, records);
     split.otherThreadsUsPerRecord = perRecord(end.process.allUs - start.process.allUs - main, records);
+    const wallNs = 1e6 * ((end.atMs ?? NaN) - (start.atMs ?? NaN));
+    const { mainOnCoreNs: onCore0, mainWaitingNs: waiting0 } = start.process;
+    const { mainOnCoreNs: onCore1, mainWaitingNs: waiting1 } = end.process;
+    if (
+      wallNs > 0 &&
+      onCore0 !== undefined &&
+      onCore1 !== undefined &&
+      waiting0 !== undefined &&
+      waiting1 !== undefined
+    ) {
+      split.mainThreadOnCorePercent = round1((100 * (onCore1 - onCore0)) / wallNs);
+      split.mainThreadWaitingPercent = round1((100 * (waiting1 - waiting0)) / wallNs);
+    }
   }
   if (start.brokerUs !== undefined && end.brokerUs !== undefined)
     split.brokerUsPerRecord = perRecord(end.brokerUs - start.brokerUs, records);

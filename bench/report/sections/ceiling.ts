@@ -1,6 +1,7 @@
 // Report chapter 6: how much of a bare passthrough on the same client, and of Kafka's own tools,
 // the scorer keeps.
 import type { CeilingResult, DrainRound, DrainThroughput } from "../../sections/ceiling.js";
+import type { DrainCpuSplit } from "../../support/drainCpu.js";
 import { barChart } from "../../../src/tools/svgCharts.js";
 import { LANE_HIGH_WATER } from "../../../src/scoring/deferredStateLane.js";
 import { fmt, pct, table, x } from "../reportFormat.js";
@@ -46,7 +47,8 @@ function splitLines(c: CeilingResult): string[] {
   const lines = [
     `Of those, µs per record: serve's main thread ${fmt(s.mainThreadUsPerRecord)} (JavaScript, and the collector's pauses) and its other ` +
       `threads ${fmt(s.otherThreadsUsPerRecord!)} (V8's helpers: parallel scavenging, concurrent marking and sweeping, optimizing ` +
-      `compilation); the passthrough's ${fmt(p.mainThreadUsPerRecord)} and ${fmt(p.otherThreadsUsPerRecord!)} (/proc/<pid>/task).`,
+      `compilation); the passthrough's ${fmt(p.mainThreadUsPerRecord)} and ${fmt(p.otherThreadsUsPerRecord!)} (/proc/<pid>/task).` +
+      mainThreadSentence(s, p),
   ];
   if (
     s.redisUsPerRecord !== undefined &&
@@ -63,11 +65,57 @@ function splitLines(c: CeilingResult): string[] {
         `and the broker ${fmt(s.brokerUsPerRecord)} (the process on its port, /proc); beside the passthrough's, the broker ${fmt(p.brokerUsPerRecord)}. ` +
         `**A record of serve's drain costs the machine ${fmt(scorerMachine)} µs of CPU, one of the passthrough's ${fmt(passthroughMachine)}.** ` +
         `Two cores at full use would drain at most ${fmt(Math.round(scorerBound))} records/s through serve (it drained ${fmt(c.scorer.recordsPerSecond)}: ` +
-        `the drain does not keep both cores busy) and ${fmt(Math.round(2e6 / passthroughMachine))} through the passthrough: at this CPU per record, ` +
+        `${pacedBy(s)}) and ${fmt(Math.round(2e6 / passthroughMachine))} through the passthrough: at this CPU per record, ` +
         `the scorer cannot keep more than ${pct(scorerBound / c.passthrough.recordsPerSecond)} of the passthrough's measured throughput.`,
     );
   }
   return [...lines, ""];
+}
+
+/**
+ * A main thread on a core or waiting for one at least this share of a drain (%) sets the drain's
+ * pace: it has work whenever it is not running.
+ */
+const MAIN_THREAD_BOUND_PERCENT = 90;
+
+const mainThreadBusy = (s: DrainCpuSplit) =>
+  s.mainThreadOnCorePercent === undefined
+    ? undefined
+    : s.mainThreadOnCorePercent + s.mainThreadWaitingPercent!;
+
+/** The main threads' time on a core and waiting for one (results from before 2026-12-07 have none). */
+function mainThreadSentence(s: DrainCpuSplit, p: DrainCpuSplit): string {
+  if (s.mainThreadOnCorePercent === undefined || p.mainThreadOnCorePercent === undefined) return "";
+  return (
+    ` Over the drain's wall time, serve's main thread was on a core ${pct(s.mainThreadOnCorePercent / 100)} of it and runnable but ` +
+    `waiting for one ${pct(s.mainThreadWaitingPercent! / 100)} (the kernel's schedstat: a core taken by Redis, the broker or ` +
+    `another thread); the passthrough's ${pct(p.mainThreadOnCorePercent / 100)} and ${pct(p.mainThreadWaitingPercent! / 100)}.`
+  );
+}
+
+/**
+ * When both drains are paced by their main threads, what they keep of each other follows those
+ * threads' CPU per record.
+ */
+function mainThreadRatioSentence(c: CeilingResult): string {
+  const s = c.scorer.cpuSplit;
+  const p = c.passthrough.cpuSplit;
+  if (s === undefined || p === undefined) return "";
+  const bound = (split: DrainCpuSplit) => (mainThreadBusy(split) ?? 0) >= MAIN_THREAD_BOUND_PERCENT;
+  if (!bound(s) || !bound(p)) return "";
+  return (
+    ` Both drains are paced by their main threads (above), so this follows those threads' CPU per record: the passthrough's ` +
+    `${fmt(p.mainThreadUsPerRecord!)} µs is ${pct(p.mainThreadUsPerRecord! / s.mainThreadUsPerRecord!)} of serve's ${fmt(s.mainThreadUsPerRecord!)}; ` +
+    "serve would keep about half the passthrough's throughput with a main thread spending at most twice as much per record."
+  );
+}
+
+/** Why a drain stays under the two cores' bound, where the main thread's time says. */
+function pacedBy(s: DrainCpuSplit): string {
+  const busy = mainThreadBusy(s);
+  if (busy === undefined || busy < MAIN_THREAD_BOUND_PERCENT)
+    return "the drain does not keep both cores busy";
+  return `serve's main thread, not the two cores, sets the pace: it was on a core or waiting for one ${pct(busy / 100)} of the drain`;
 }
 
 /** Results from before 83c502f did not count the state work the drain left undone. */
@@ -262,6 +310,7 @@ export const ceilingReport: SectionRenderer<CeilingResult> = {
         (c.passthroughOverKafkaConsumer === undefined
           ? "."
           : `; the passthrough itself reaches ${pct(c.passthroughOverKafkaConsumer)} of Kafka's own consumer.`) +
+        mainThreadRatioSentence(c) +
         (c.scorerExactlyOnce
           ? ` With \`--exactly-once\` (consume → score → produce in Kafka transactions, input offsets committed inside ` +
             `them; timed by the group's committed offsets, since transaction markers take offsets on the output) the scorer ` +

@@ -187,6 +187,59 @@ describe("the bench report", () => {
     expect(markdown).toContain("cannot keep more than 50.0 % of the passthrough's measured throughput");
   });
 
+  it("says what sets the drain's pace from its main thread's time on a core and waiting for one, when measured", () => {
+    const before = committedCeiling;
+    const withShares = (onCore: number, waiting: number, passthroughOnCore = 70) =>
+      renderReport(
+        withCeiling({
+          scorer: {
+            ...before.scorer,
+            recordsPerSecond: 30_000,
+            cpuUsPerRecord: 30,
+            cpuSplit: {
+              mainThreadUsPerRecord: 22,
+              otherThreadsUsPerRecord: 8,
+              redisUsPerRecord: 6,
+              brokerUsPerRecord: 4,
+              mainThreadOnCorePercent: onCore,
+              mainThreadWaitingPercent: waiting,
+            },
+          },
+          passthrough: {
+            ...before.passthrough,
+            recordsPerSecond: 100_000,
+            cpuUsPerRecord: 10,
+            cpuSplit: {
+              mainThreadUsPerRecord: 7,
+              otherThreadsUsPerRecord: 3,
+              brokerUsPerRecord: 2,
+              mainThreadOnCorePercent: passthroughOnCore,
+              mainThreadWaitingPercent: 5,
+            },
+          },
+        }),
+        "run",
+      ).markdown;
+    const bound = withShares(80, 15);
+    expect(bound).toContain(
+      "serve's main thread was on a core 80.0 % of it and runnable but waiting for one 15.0 %",
+    );
+    expect(bound).toContain("the passthrough's 70.0 % and 5.0 %.");
+    expect(bound).toContain(
+      `(it drained ${fmt(30_000)}: serve's main thread, not the two cores, sets the pace: it was on a core or waiting for one 95.0 % of the drain)`,
+    );
+    // The passthrough, 75 % busy, is not paced by its main thread: no ratio of main threads.
+    expect(bound).not.toContain("Both drains are paced by their main threads");
+    const both = withShares(80, 15, 88);
+    // 7 µs of the passthrough's main thread per record against serve's 22: 31.8 %.
+    expect(both).toContain(
+      "Both drains are paced by their main threads (above), so this follows those threads' CPU per record: the passthrough's 7.00 µs is 31.8 % of serve's 22.0;",
+    );
+    const idle = withShares(60, 10);
+    expect(idle).toContain(`(it drained ${fmt(30_000)}: the drain does not keep both cores busy)`);
+    expect(idle).not.toContain("sets the pace");
+  });
+
   it("gives each drain's rounds after their mean, and says how the rounds were ordered", () => {
     const before = committedCeiling;
     expect(renderReport(committed, "run").markdown).not.toContain("the order reversed every other round");

@@ -18,6 +18,21 @@ describe("drainCpuSplit", () => {
     });
   });
 
+  it("gives the main thread's shares of the wall time between the readings on a core and waiting for one", () => {
+    const split = drainCpuSplit(
+      { atMs: 1_000, process: { mainUs: 0, allUs: 0, mainOnCoreNs: 5e8, mainWaitingNs: 1e8 } },
+      // 10 s later: 8 s more on a core, 1.5 s more waiting.
+      { atMs: 11_000, process: { mainUs: 8e6, allUs: 1e7, mainOnCoreNs: 8.5e9, mainWaitingNs: 1.6e9 } },
+      100_000,
+    );
+    expect(split).toEqual({
+      mainThreadUsPerRecord: 80,
+      otherThreadsUsPerRecord: 20,
+      mainThreadOnCorePercent: 80,
+      mainThreadWaitingPercent: 15,
+    });
+  });
+
   it("leaves out a figure that either reading lacks", () => {
     const split = drainCpuSplit(
       { redisUs: 0 },
@@ -35,6 +50,9 @@ describe("threadCpu", () => {
     expect(cpu).toBeDefined();
     expect(cpu!.mainUs).toBeGreaterThan(0);
     expect(cpu!.allUs).toBeGreaterThanOrEqual(cpu!.mainUs);
+    // schedstat counts in ns what stat counts in clock ticks: the same time on a core, within a tick.
+    expect(cpu!.mainOnCoreNs! / 1000).toBeGreaterThan(cpu!.mainUs - 20_000);
+    expect(cpu!.mainWaitingNs).toBeGreaterThanOrEqual(0);
   });
 
   it("gives nothing for a process that is not there", () => {
