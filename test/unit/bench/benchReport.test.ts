@@ -154,12 +154,20 @@ describe("the bench report", () => {
     expect(summaryTable(measured)).toContain("; 40.5 vs 9.00 CPU µs/record (Kafka client included)");
   });
 
-  it("splits each drain's CPU by thread and sets what Redis and the broker spent beside it, when measured", () => {
-    const before = committedCeiling;
-    expect(renderReport(committed, "run").markdown).not.toContain("costs the machine");
-    const split = withCeiling({
+  /**
+   * A ceiling whose drains were split by thread: serve 30 µs a record (main thread 22, other
+   * threads 8) beside Redis's 6 and the broker's 4, the passthrough 10 (7 and 3) beside the
+   * broker's 2; with the main threads' shares of the drain (on a core, waiting) when given.
+   */
+  const splitCeiling = (shares?: {
+    readonly scorer: readonly [number, number];
+    readonly passthrough: readonly [number, number];
+  }) => {
+    const sharesOf = (given: readonly [number, number] | undefined) =>
+      given === undefined ? {} : { mainThreadOnCorePercent: given[0], mainThreadWaitingPercent: given[1] };
+    return withCeiling({
       scorer: {
-        ...before.scorer,
+        ...committedCeiling.scorer,
         recordsPerSecond: 30_000,
         cpuUsPerRecord: 30,
         cpuSplit: {
@@ -167,16 +175,26 @@ describe("the bench report", () => {
           otherThreadsUsPerRecord: 8,
           redisUsPerRecord: 6,
           brokerUsPerRecord: 4,
+          ...sharesOf(shares?.scorer),
         },
       },
       passthrough: {
-        ...before.passthrough,
+        ...committedCeiling.passthrough,
         recordsPerSecond: 100_000,
         cpuUsPerRecord: 10,
-        cpuSplit: { mainThreadUsPerRecord: 7, otherThreadsUsPerRecord: 3, brokerUsPerRecord: 2 },
+        cpuSplit: {
+          mainThreadUsPerRecord: 7,
+          otherThreadsUsPerRecord: 3,
+          brokerUsPerRecord: 2,
+          ...sharesOf(shares?.passthrough),
+        },
       },
     });
-    const { markdown } = renderReport(split, "run");
+  };
+
+  it("splits each drain's CPU by thread and sets what Redis and the broker spent beside it, when measured", () => {
+    expect(renderReport(committed, "run").markdown).not.toContain("costs the machine");
+    const { markdown } = renderReport(splitCeiling(), "run");
     expect(markdown).toContain(
       "serve's main thread 22.0 (JavaScript, and the collector's pauses) and its other threads 8.00",
     );
@@ -185,41 +203,13 @@ describe("the bench report", () => {
     expect(markdown).toContain("costs the machine 40.0 µs of CPU, one of the passthrough's 12.0.");
     expect(markdown).toContain(`at most ${fmt(50_000)} records/s through serve (it drained ${fmt(30_000)}`);
     expect(markdown).toContain("cannot keep more than 50.0 % of the passthrough's measured throughput");
+    expect(markdown).not.toContain("runnable but waiting");
   });
 
   it("says what sets the drain's pace from its main thread's time on a core and waiting for one, when measured", () => {
-    const before = committedCeiling;
     const withShares = (onCore: number, waiting: number, passthroughOnCore = 70) =>
-      renderReport(
-        withCeiling({
-          scorer: {
-            ...before.scorer,
-            recordsPerSecond: 30_000,
-            cpuUsPerRecord: 30,
-            cpuSplit: {
-              mainThreadUsPerRecord: 22,
-              otherThreadsUsPerRecord: 8,
-              redisUsPerRecord: 6,
-              brokerUsPerRecord: 4,
-              mainThreadOnCorePercent: onCore,
-              mainThreadWaitingPercent: waiting,
-            },
-          },
-          passthrough: {
-            ...before.passthrough,
-            recordsPerSecond: 100_000,
-            cpuUsPerRecord: 10,
-            cpuSplit: {
-              mainThreadUsPerRecord: 7,
-              otherThreadsUsPerRecord: 3,
-              brokerUsPerRecord: 2,
-              mainThreadOnCorePercent: passthroughOnCore,
-              mainThreadWaitingPercent: 5,
-            },
-          },
-        }),
-        "run",
-      ).markdown;
+      renderReport(splitCeiling({ scorer: [onCore, waiting], passthrough: [passthroughOnCore, 5] }), "run")
+        .markdown;
     const bound = withShares(80, 15);
     expect(bound).toContain(
       "serve's main thread was on a core 80.0 % of it and runnable but waiting for one 15.0 %",
