@@ -147,11 +147,13 @@ export async function markDrainCpu(
   broker: number | undefined,
   redis: Redis | undefined,
 ): Promise<DrainCpuMark> {
+  // The time of the thread readings, not of Redis's answer after them.
+  const atMs = performance.now();
   const own = threadCpu(pid);
   const brokerUs = threadCpu(broker)?.allUs;
   const redisUs = redis === undefined ? undefined : await redisCpuUs(redis);
   return {
-    atMs: performance.now(),
+    atMs,
     ...(own ? { process: own } : {}),
     ...(brokerUs === undefined ? {} : { brokerUs }),
     ...(redisUs === undefined ? {} : { redisUs }),
