@@ -4,13 +4,31 @@
 // type as "<package>..<Type>" (so any schema with a `package` fails to register) and its wire
 // encoder omits Confluent's message-index array. Framing is ours (confluent.ts).
 import { readFileSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
 import protobuf from "protobufjs";
 
 export interface SchemaRegistryOptions {
   readonly url: string;
   readonly username?: string | undefined;
   readonly password?: string | undefined;
+  /** How long one attempt of an id's lookup may go unanswered (LOOKUP_TIMEOUT_MS unless told). */
+  readonly lookupTimeoutMs?: number;
 }
+
+/**
+ * One attempt of an id's lookup gives up after this long, and the lookup is tried again up to
+ * LOOKUP_ATTEMPTS times in all before it fails (a failed lookup stops the scorer uncommitted:
+ * transactionConsumer.ts). Without a time limit of its own an unanswered request waited for
+ * fetch's (undici's) five-minute header timeout, while its record and every record behind it in
+ * its lane waited too and their offsets stayed uncommitted: on CI (2026-12-07,
+ * test/integration/deadLetterSize.test.ts) one record of an unknown schema id, of 832 in the
+ * corpus, was still waiting after two minutes, the scorer's log silent (the same test had
+ * stopped short once before, 2026-12-06, undiagnosed). A registry answers a lookup in
+ * milliseconds.
+ */
+const LOOKUP_TIMEOUT_MS = 5_000;
+const LOOKUP_ATTEMPTS = 3;
+const LOOKUP_RETRY_DELAY_MS = 250;
 
 export const TRANSACTION_TYPE = "fraud.v1.Transaction";
 export const DECISION_TYPE = "fraud.v1.Decision";
@@ -107,22 +125,48 @@ export class SchemaRegistry {
       await new Promise<void>((resolve) => this.#lookupSlots.push(resolve));
     this.#lookupsRunning++;
     try {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await this.#lookUpOnce(id);
+        } catch (err) {
+          if (attempt >= LOOKUP_ATTEMPTS || !isWorthRetrying(err)) throw err;
+          await sleep(LOOKUP_RETRY_DELAY_MS * attempt);
+        }
+      }
+    } finally {
+      this.#lookupsRunning--;
+      this.#lookupSlots.shift()?.();
+    }
+  }
+
+  async #lookUpOnce(id: number): Promise<string | undefined> {
+    const timeoutMs = this.#options.lookupTimeoutMs ?? LOOKUP_TIMEOUT_MS;
+    // The whole attempt, its body included, within the time limit.
+    const signal = AbortSignal.timeout(timeoutMs);
+    try {
       const response = await fetch(new URL(`schemas/ids/${id}`, withSlash(this.#options.url)), {
         // Uncompressed: a schema is a few KB, and a zlib stream per answer was the scorer's
         // largest CPU cost under a stream of unknown ids (malformed: 29 s of 155 s profiled).
         headers: { "accept-encoding": "identity", ...this.#authHeaders() },
+        signal,
       });
       if (response.status === 404) {
         await response.body?.cancel();
         return this.#remember(id, undefined);
       }
-      if (!response.ok) throw new Error(`schema registry answered ${response.status} for schema id ${id}`);
+      if (!response.ok) {
+        await response.body?.cancel();
+        throw new RegistryAnswerError(response.status, id);
+      }
       const body = (await response.json()) as { schema?: string; schemaType?: string };
       const name = body.schemaType === "PROTOBUF" && body.schema ? firstMessageName(body.schema) : undefined;
       return this.#remember(id, name);
-    } finally {
-      this.#lookupsRunning--;
-      this.#lookupSlots.shift()?.();
+    } catch (err) {
+      if (signal.aborted)
+        throw new Error(`schema registry did not answer in ${timeoutMs} ms for schema id ${id}`, {
+          cause: err,
+        });
+      throw err;
     }
   }
 
@@ -158,3 +202,19 @@ function firstMessageName(schemaText: string): string | undefined {
     return undefined;
   }
 }
+
+/** The registry answered, but not with the schema or a 404. */
+class RegistryAnswerError extends Error {
+  constructor(
+    readonly status: number,
+    id: number,
+  ) {
+    super(`schema registry answered ${status} for schema id ${id}`);
+  }
+}
+
+/**
+ * An attempt that got no answer (timed out, connection refused or reset) or a server error is
+ * tried again; the registry refusing the request (a 4xx: credentials, a wrong URL) is not.
+ */
+const isWorthRetrying = (err: unknown) => !(err instanceof RegistryAnswerError) || err.status >= 500;
