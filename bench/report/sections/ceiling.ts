@@ -83,6 +83,10 @@ const mainThreadBusy = (s: DrainCpuSplit) =>
     ? undefined
     : s.mainThreadOnCorePercent + s.mainThreadWaitingPercent!;
 
+/** Whether the drain's main thread had work so much of the time that it set the pace. */
+const pacedByMainThread = (s: DrainCpuSplit | undefined): s is DrainCpuSplit =>
+  s !== undefined && (mainThreadBusy(s) ?? 0) >= MAIN_THREAD_BOUND_PERCENT;
+
 /** The main threads' time on a core and waiting for one (results from before 2026-12-07 have none). */
 function mainThreadSentence(s: DrainCpuSplit, p: DrainCpuSplit): string {
   if (s.mainThreadOnCorePercent === undefined || p.mainThreadOnCorePercent === undefined) return "";
@@ -100,9 +104,7 @@ function mainThreadSentence(s: DrainCpuSplit, p: DrainCpuSplit): string {
 function mainThreadRatioSentence(c: CeilingResult): string {
   const s = c.scorer.cpuSplit;
   const p = c.passthrough.cpuSplit;
-  if (s === undefined || p === undefined) return "";
-  const bound = (split: DrainCpuSplit) => (mainThreadBusy(split) ?? 0) >= MAIN_THREAD_BOUND_PERCENT;
-  if (!bound(s) || !bound(p)) return "";
+  if (!pacedByMainThread(s) || !pacedByMainThread(p)) return "";
   return (
     ` Both drains are paced by their main threads (above), so this follows those threads' CPU per record: the passthrough's ` +
     `${fmt(p.mainThreadUsPerRecord!)} µs is ${pct(p.mainThreadUsPerRecord! / s.mainThreadUsPerRecord!)} of serve's ${fmt(s.mainThreadUsPerRecord!)}; ` +
@@ -112,10 +114,8 @@ function mainThreadRatioSentence(c: CeilingResult): string {
 
 /** Why a drain stays under the two cores' bound, where the main thread's time says. */
 function pacedBy(s: DrainCpuSplit): string {
-  const busy = mainThreadBusy(s);
-  if (busy === undefined || busy < MAIN_THREAD_BOUND_PERCENT)
-    return "the drain does not keep both cores busy";
-  return `serve's main thread, not the two cores, sets the pace: it was on a core or waiting for one ${pct(busy / 100)} of the drain`;
+  if (!pacedByMainThread(s)) return "the drain does not keep both cores busy";
+  return `serve's main thread, not the two cores, sets the pace: it was on a core or waiting for one ${pct(mainThreadBusy(s)! / 100)} of the drain`;
 }
 
 /** Results from before 83c502f did not count the state work the drain left undone. */
