@@ -11,24 +11,26 @@ export interface SchemaRegistryOptions {
   readonly url: string;
   readonly username?: string | undefined;
   readonly password?: string | undefined;
-  /** How long one attempt of an id's lookup may go unanswered (LOOKUP_TIMEOUT_MS unless told). */
-  readonly lookupTimeoutMs?: number;
+  /** How long one attempt of a request may go unanswered (REQUEST_TIMEOUT_MS unless told). */
+  readonly requestTimeoutMs?: number;
 }
 
 /**
- * One attempt of an id's lookup gives up after this long, and the lookup is tried again up to
- * LOOKUP_ATTEMPTS times in all before it fails (a failed lookup stops the scorer uncommitted:
- * transactionConsumer.ts). Without a time limit of its own an unanswered request waited for
- * fetch's (undici's) five-minute header timeout, while its record and every record behind it in
- * its lane waited too and their offsets stayed uncommitted: on CI (2026-12-07,
+ * One attempt of a request (an id's lookup, a schema's registration) gives up after this long,
+ * and the request is tried again up to REQUEST_ATTEMPTS times in all before it fails (a failed
+ * lookup stops the scorer uncommitted: transactionConsumer.ts; a failed registration stops its
+ * command's start-up). Without a time limit of its own an unanswered request waited for fetch's
+ * (undici's) five-minute header timeout: on CI (2026-12-07,
  * test/integration/deadLetterSize.test.ts) one record of an unknown schema id, of 832 in the
- * corpus, was still waiting after two minutes, the scorer's log silent (the same test had
- * stopped short once before, 2026-12-06, undiagnosed). A registry answers a lookup in
- * milliseconds.
+ * corpus, was still waiting for its lookup after two minutes, every record behind it in its lane
+ * waiting too and their offsets uncommitted, the scorer's log silent (the same test had stopped
+ * short once before, 2026-12-06, undiagnosed); and a start-up whose registration went
+ * unanswered would have waited as long before saying anything. A registry answers either in
+ * milliseconds. Registering again is safe: the registry answers a schema it holds with its id.
  */
-const LOOKUP_TIMEOUT_MS = 5_000;
-const LOOKUP_ATTEMPTS = 3;
-const LOOKUP_RETRY_DELAY_MS = 250;
+const REQUEST_TIMEOUT_MS = 5_000;
+const REQUEST_ATTEMPTS = 3;
+const REQUEST_RETRY_DELAY_MS = 250;
 
 export const TRANSACTION_TYPE = "fraud.v1.Transaction";
 export const DECISION_TYPE = "fraud.v1.Decision";
@@ -79,17 +81,25 @@ export class SchemaRegistry {
 
   /** Registers (or finds, if already registered) a Protobuf schema under a subject. */
   async register(subject: string, schemaText: string): Promise<number> {
-    const url = new URL(`subjects/${encodeURIComponent(subject)}/versions`, withSlash(this.#options.url));
-    const response = await fetch(url, {
+    const init: RequestInit = {
       method: "POST",
-      headers: { "content-type": "application/vnd.schemaregistry.v1+json", ...this.#authHeaders() },
+      headers: { "content-type": "application/vnd.schemaregistry.v1+json" },
       body: JSON.stringify({ schemaType: "PROTOBUF", schema: schemaText }),
-    });
-    const body = (await response.json().catch(() => ({}))) as { id?: number; message?: string };
-    if (!response.ok || typeof body.id !== "number") {
-      throw new Error(`schema registry refused ${subject}: ${response.status} ${body.message ?? ""}`.trim());
-    }
-    return body.id;
+    };
+    return this.#request(
+      `subjects/${encodeURIComponent(subject)}/versions`,
+      init,
+      `registering ${subject}`,
+      async (response) => {
+        const body = (await response.json().catch(() => ({}))) as { id?: number; message?: string };
+        if (!response.ok || typeof body.id !== "number") {
+          const refusal =
+            `schema registry refused ${subject}: ${response.status} ${body.message ?? ""}`.trim();
+          throw new RegistryAnswerError(response.status, refusal);
+        }
+        return body.id;
+      },
+    );
   }
 
   /** Registers Transaction and Decision under their topics' value subjects. */
@@ -125,48 +135,62 @@ export class SchemaRegistry {
       await new Promise<void>((resolve) => this.#lookupSlots.push(resolve));
     this.#lookupsRunning++;
     try {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return await this.#lookUpOnce(id);
-        } catch (err) {
-          if (attempt >= LOOKUP_ATTEMPTS || !isWorthRetrying(err)) throw err;
-          await sleep(LOOKUP_RETRY_DELAY_MS * attempt);
+      // Uncompressed: a schema is a few KB, and a zlib stream per answer was the scorer's largest
+      // CPU cost under a stream of unknown ids (malformed: 29 s of 155 s profiled).
+      const init: RequestInit = { headers: { "accept-encoding": "identity" } };
+      return await this.#request(`schemas/ids/${id}`, init, `for schema id ${id}`, async (response) => {
+        if (response.status === 404) {
+          await response.body?.cancel();
+          return this.#remember(id, undefined);
         }
-      }
+        if (!response.ok) {
+          await response.body?.cancel();
+          throw new RegistryAnswerError(
+            response.status,
+            `schema registry answered ${response.status} for schema id ${id}`,
+          );
+        }
+        const body = (await response.json()) as { schema?: string; schemaType?: string };
+        const name =
+          body.schemaType === "PROTOBUF" && body.schema ? firstMessageName(body.schema) : undefined;
+        return this.#remember(id, name);
+      });
     } finally {
       this.#lookupsRunning--;
       this.#lookupSlots.shift()?.();
     }
   }
 
-  async #lookUpOnce(id: number): Promise<string | undefined> {
-    const timeoutMs = this.#options.lookupTimeoutMs ?? LOOKUP_TIMEOUT_MS;
-    // The whole attempt, its body included, within the time limit.
-    const signal = AbortSignal.timeout(timeoutMs);
-    try {
-      const response = await fetch(new URL(`schemas/ids/${id}`, withSlash(this.#options.url)), {
-        // Uncompressed: a schema is a few KB, and a zlib stream per answer was the scorer's
-        // largest CPU cost under a stream of unknown ids (malformed: 29 s of 155 s profiled).
-        headers: { "accept-encoding": "identity", ...this.#authHeaders() },
-        signal,
-      });
-      if (response.status === 404) {
-        await response.body?.cancel();
-        return this.#remember(id, undefined);
-      }
-      if (!response.ok) {
-        await response.body?.cancel();
-        throw new RegistryAnswerError(response.status, id);
-      }
-      const body = (await response.json()) as { schema?: string; schemaType?: string };
-      const name = body.schemaType === "PROTOBUF" && body.schema ? firstMessageName(body.schema) : undefined;
-      return this.#remember(id, name);
-    } catch (err) {
-      if (signal.aborted)
-        throw new Error(`schema registry did not answer in ${timeoutMs} ms for schema id ${id}`, {
-          cause: err,
+  /**
+   * A request to the registry (`path` under its URL), its answer read by `read` within the same
+   * attempt's time limit; an attempt that got no answer (timed out, refused or reset) or a server
+   * error (5xx) is tried again, the registry refusing the request (another RegistryAnswerError:
+   * credentials, a wrong URL, an invalid schema) is not. `what` names the request in errors.
+   */
+  async #request<T>(
+    path: string,
+    init: RequestInit,
+    what: string,
+    read: (response: Response) => Promise<T>,
+  ): Promise<T> {
+    const url = new URL(path, withSlash(this.#options.url));
+    const timeoutMs = this.#options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+    for (let attempt = 1; ; attempt++) {
+      const signal = AbortSignal.timeout(timeoutMs);
+      try {
+        const response = await fetch(url, {
+          ...init,
+          headers: { ...(init.headers as Record<string, string>), ...this.#authHeaders() },
+          signal,
         });
-      throw err;
+        return await read(response);
+      } catch (err) {
+        const failure = signal.aborted
+          ? new Error(`schema registry did not answer in ${timeoutMs} ms ${what}`, { cause: err })
+          : err;
+        if (attempt >= REQUEST_ATTEMPTS || !isWorthRetrying(failure)) throw failure;
+        await sleep(REQUEST_RETRY_DELAY_MS * attempt);
+      }
     }
   }
 
@@ -203,13 +227,13 @@ function firstMessageName(schemaText: string): string | undefined {
   }
 }
 
-/** The registry answered, but not with the schema or a 404. */
+/** The registry answered, but not with what was asked (for a lookup: the schema or a 404). */
 class RegistryAnswerError extends Error {
   constructor(
     readonly status: number,
-    id: number,
+    message: string,
   ) {
-    super(`schema registry answered ${status} for schema id ${id}`);
+    super(message);
   }
 }
 

@@ -1,16 +1,16 @@
-// A schema-id lookup the real registry leaves unanswered, through a proxy that holds its bytes:
-// the lookup gives up on that attempt and asks again, and fails, saying so, when no attempt is
-// answered (src/codec/schemaRegistry.ts, LOOKUP_TIMEOUT_MS).
+// Requests the real registry leaves unanswered, through a proxy that holds their bytes: a
+// schema-id lookup or a registration gives up on that attempt and asks again, and fails, saying
+// so, when no attempt is answered (src/codec/schemaRegistry.ts, REQUEST_TIMEOUT_MS).
 import { afterEach, describe, expect, it } from "vitest";
 import { startDelayProxy, type DelayProxy } from "../../chaos/delayProxy.js";
-import { SchemaRegistry, TRANSACTION_TYPE } from "../../src/codec/schemaRegistry.js";
+import { SchemaRegistry, TRANSACTION_TYPE, transactionProtoText } from "../../src/codec/schemaRegistry.js";
 import { testEndpoints } from "./endpoints.js";
 
 const endpoints = testEndpoints();
 const registryUrl = new URL(endpoints.schemaRegistryUrl);
 /** Longer than any test here waits: bytes held this long are, for the test, never delivered. */
 const HELD_MS = 60_000;
-const LOOKUP_TIMEOUT_MS = 400;
+const REQUEST_TIMEOUT_MS = 400;
 
 let proxy: DelayProxy | undefined;
 afterEach(async () => {
@@ -30,7 +30,7 @@ async function transactionSchemaId(): Promise<number> {
 function throughProxy(port: number): SchemaRegistry {
   const url = new URL(registryUrl);
   url.port = String(port);
-  return new SchemaRegistry({ url: url.toString(), lookupTimeoutMs: LOOKUP_TIMEOUT_MS });
+  return new SchemaRegistry({ url: url.toString(), requestTimeoutMs: REQUEST_TIMEOUT_MS });
 }
 
 describe("a schema-id lookup the registry does not answer", () => {
@@ -41,11 +41,11 @@ describe("a schema-id lookup the registry does not answer", () => {
     const started = performance.now();
     const lookup = registry.firstMessageType(id);
     // The first attempt's request is held; what is sent from now on passes at once.
-    setTimeout(() => proxy?.setDelay(0), LOOKUP_TIMEOUT_MS / 4);
+    setTimeout(() => proxy?.setDelay(0), REQUEST_TIMEOUT_MS / 4);
     expect(await lookup).toBe(TRANSACTION_TYPE);
     // Answered by a second attempt: after the first one's time limit, long before the held bytes.
     const tookMs = performance.now() - started;
-    expect(tookMs).toBeGreaterThanOrEqual(LOOKUP_TIMEOUT_MS);
+    expect(tookMs).toBeGreaterThanOrEqual(REQUEST_TIMEOUT_MS);
     expect(tookMs).toBeLessThan(HELD_MS / 4);
   });
 
@@ -55,11 +55,48 @@ describe("a schema-id lookup the registry does not answer", () => {
     const registry = throughProxy(proxy.port);
     const started = performance.now();
     await expect(registry.firstMessageType(id)).rejects.toThrow(
-      `schema registry did not answer in ${LOOKUP_TIMEOUT_MS} ms for schema id ${id}`,
+      `schema registry did not answer in ${REQUEST_TIMEOUT_MS} ms for schema id ${id}`,
     );
     // Three attempts and the waits between them, not fetch's five minutes.
     const tookMs = performance.now() - started;
-    expect(tookMs).toBeGreaterThanOrEqual(3 * LOOKUP_TIMEOUT_MS);
+    expect(tookMs).toBeGreaterThanOrEqual(3 * REQUEST_TIMEOUT_MS);
     expect(tookMs).toBeLessThan(HELD_MS / 4);
+  });
+});
+
+describe("a registration the registry does not answer", () => {
+  const subject = "rl-registration-value";
+
+  it("gives up on that attempt after its time limit and registers on the next", async () => {
+    const id = await transactionSchemaId();
+    proxy = await startDelayProxy({ targetPort: Number(registryUrl.port), delayMs: HELD_MS });
+    const registry = throughProxy(proxy.port);
+    const started = performance.now();
+    const registration = registry.register(subject, transactionProtoText());
+    setTimeout(() => proxy?.setDelay(0), REQUEST_TIMEOUT_MS / 4);
+    // The schema the registry already holds, so the same id as registered directly.
+    expect(await registration).toBe(id);
+    const tookMs = performance.now() - started;
+    expect(tookMs).toBeGreaterThanOrEqual(REQUEST_TIMEOUT_MS);
+    expect(tookMs).toBeLessThan(HELD_MS / 4);
+  });
+
+  it("fails, naming the time limit and the subject, when no attempt is answered", async () => {
+    proxy = await startDelayProxy({ targetPort: Number(registryUrl.port), delayMs: HELD_MS });
+    const registry = throughProxy(proxy.port);
+    const started = performance.now();
+    await expect(registry.register(subject, transactionProtoText())).rejects.toThrow(
+      `schema registry did not answer in ${REQUEST_TIMEOUT_MS} ms registering ${subject}`,
+    );
+    const tookMs = performance.now() - started;
+    expect(tookMs).toBeGreaterThanOrEqual(3 * REQUEST_TIMEOUT_MS);
+    expect(tookMs).toBeLessThan(HELD_MS / 4);
+  });
+
+  it("fails, naming the subject and the answer, when the registry refuses the schema", async () => {
+    const registry = new SchemaRegistry({ url: endpoints.schemaRegistryUrl });
+    await expect(registry.register("rl-refused-value", "this is not a .proto file {")).rejects.toThrow(
+      /^schema registry refused rl-refused-value: 4\d\d/,
+    );
   });
 });
