@@ -34,7 +34,7 @@ import { buildCompiledScorer } from "./support/compiledScorer.js";
 import { commitOf, comparedCheckout, type ComparedCheckout } from "./support/comparedCheckout.js";
 import { stackEndpoints } from "./support/stackEndpoints.js";
 import { applyV8Flags, V8_FLAGS } from "../src/ops/v8Flags.js";
-import { givenYoungGenerationFlags, restartWithScoringFlags } from "../bin/nodeFlags.js";
+import { givenScoringFlags, restartWithScoringFlags } from "../bin/nodeFlags.js";
 
 // The in-process sections score with the settings every scoring command runs with, so they
 // measure what `serve` runs: Node's start-up flags that bin/fraud-scorer.js gives `serve`
@@ -43,8 +43,8 @@ import { givenYoungGenerationFlags, restartWithScoringFlags } from "../bin/nodeF
 // passthroughs and section 11's load-generator child, started without the command, run without.
 restartWithScoringFlags("serve");
 applyV8Flags();
-/** The young-generation size the bench runs with, wherever it was given. */
-const startFlags = givenYoungGenerationFlags(process.execArgv, process.env.NODE_OPTIONS);
+/** The young-generation size and collector threads the bench runs with, wherever they were given. */
+const startFlags = givenScoringFlags(process.execArgv, process.env.NODE_OPTIONS);
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 

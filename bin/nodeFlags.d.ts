@@ -1,7 +1,4 @@
-export declare function givenYoungGenerationFlags(
-  execArgv: readonly string[],
-  nodeOptions?: string,
-): string[];
+export declare function givenScoringFlags(execArgv: readonly string[], nodeOptions?: string): string[];
 export declare function scoringNodeFlags(
   command: string | undefined,
   execArgv: readonly string[],

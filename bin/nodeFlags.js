@@ -20,23 +20,60 @@
 // What it costs: ~90 MB more resident under load (section 8's drain: 585 MB against 495), and
 // one more Node start-up (~70 ms) where the bin starts the command again. The young generation
 // grows to the limit only under allocation pressure.
+//
+// The collector on the main thread alone (--single-threaded-gc): no parallel young-generation
+// collections, no concurrent marking or sweeping on V8's helper threads. On two cores shared with
+// Redis and the broker, the helpers did not run beside the main thread but in its place: in serve's
+// drains of section 6 they spent 7.8-9.0 µs per record besides the main thread's 19-23, and the
+// main thread waited for a core 15 % of each drain against 4 % without them. Measured on
+// 2026-12-07 (AMD EPYC, 2 vCPUs), alternating with the helpers in one run:
+//   - serve draining section 6's backlog, three runs of four rounds: 28.8 / 25.6 / 26.2 µs of CPU
+//     per record against 31.0 / 29.5 / 26.6, less in 9 of 12 rounds, at 1.00 / 0.97 / 0.97 the
+//     records/s;
+//   - `npm run bench -- --only endToEnd,hotPath`, two pairs of runs: highest rate with p99 <=
+//     200 ms and the model >= 99 % 16,000 and 20,000 tx/s against 11,000 and 18,000; p99 at
+//     1,000 / 5,000 / 10,000 tx/s 35 / 43 / 73 and 34 / 41 / 60 ms against 39 / 69 / 78 and
+//     40 / 55 / 78; section 8's in-process drain and steady 1,000 tx/s no different beyond
+//     the noise (21.3 and 22.0 µs per transaction against 21.9 and 26.0; 13.5 and 10.5 % of a
+//     core less the arrival timer against 13.7 and 9.0).
+// Pauses are longer where a machine has cores to spare for the helpers; a flag given on Node's
+// command line (--no-single-threaded-gc, or any of V8's collector-thread flags) wins.
 
 const SCORING_COMMANDS = new Set(["serve", "replay", "shadow"]);
 const YOUNG_GENERATION_FLAG = "--max-semi-space-size=64";
+const COLLECTOR_THREADS_FLAG = "--single-threaded-gc";
+/** V8's flags that say how many threads collect; one of them given, we add none. */
+const COLLECTOR_THREAD_FLAGS =
+  /^--(no-)?(single[-_]threaded[-_]gc|parallel[-_](scavenge|marking|compaction|pointer[-_]update)|concurrent[-_](marking|sweeping))$/;
+
+const argsOf = (execArgv, nodeOptions) => [...execArgv, ...nodeOptions.split(/\s+/)];
 
 /** The young-generation sizes given to this process, on Node's command line or in NODE_OPTIONS. */
-export function givenYoungGenerationFlags(execArgv, nodeOptions = "") {
-  return [...execArgv, ...nodeOptions.split(/\s+/)].filter((arg) => arg.startsWith("--max-semi-space-size"));
+function givenYoungGenerationFlags(execArgv, nodeOptions = "") {
+  return argsOf(execArgv, nodeOptions).filter((arg) => arg.startsWith("--max-semi-space-size"));
+}
+
+/**
+ * The flags of the kinds bin/nodeFlags.js sets (young-generation size, collector threads) given to
+ * this process, on Node's command line or in NODE_OPTIONS.
+ */
+export function givenScoringFlags(execArgv, nodeOptions = "") {
+  return argsOf(execArgv, nodeOptions).filter(
+    (arg) => arg.startsWith("--max-semi-space-size") || COLLECTOR_THREAD_FLAGS.test(arg),
+  );
 }
 
 /**
  * The flags `command` should run with that the process lacks: none for a command that does not
- * score, and none where a size was given, which wins.
+ * score; of each kind, none where one was given, which wins.
  */
 export function scoringNodeFlags(command, execArgv, nodeOptions = "") {
   if (!SCORING_COMMANDS.has(command)) return [];
-  if (givenYoungGenerationFlags(execArgv, nodeOptions).length > 0) return [];
-  return [YOUNG_GENERATION_FLAG];
+  const collectorGiven = argsOf(execArgv, nodeOptions).some((arg) => COLLECTOR_THREAD_FLAGS.test(arg));
+  return [
+    ...(givenYoungGenerationFlags(execArgv, nodeOptions).length > 0 ? [] : [YOUNG_GENERATION_FLAG]),
+    ...(collectorGiven ? [] : [COLLECTOR_THREADS_FLAG]),
+  ];
 }
 
 /**

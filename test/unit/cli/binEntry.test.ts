@@ -78,26 +78,44 @@ describe("bin/fraud-scorer.js, Node's flags for the commands that score", () => 
     });
   };
 
-  it("starts serve again in the same process with a 64 MB young-generation semi-space", async () => {
+  const SCORING_FLAGS = ["--max-semi-space-size=64", "--single-threaded-gc"];
+
+  it("starts serve again in the same process with a 64 MB young generation and the collector on one thread", async () => {
     const seen = await started(["serve", "--dev"]);
-    expect(seen.execArgv).toEqual(["--max-semi-space-size=64"]);
+    expect(seen.execArgv).toEqual(SCORING_FLAGS);
     // execve, not a child: a supervisor's signals reach the scorer itself.
     expect(seen.pid).toBe(seen.spawnedPid);
   });
 
   it("does the same for replay and shadow, and for no other command", async () => {
-    expect((await started(["replay"])).execArgv).toEqual(["--max-semi-space-size=64"]);
-    expect((await started(["shadow"])).execArgv).toEqual(["--max-semi-space-size=64"]);
+    expect((await started(["replay"])).execArgv).toEqual(SCORING_FLAGS);
+    expect((await started(["shadow"])).execArgv).toEqual(SCORING_FLAGS);
     expect((await started(["decisions", "--follow"])).execArgv).toEqual([]);
     expect((await started(["--help"])).execArgv).toEqual([]);
   });
 
   it("keeps a size given on the command line or in NODE_OPTIONS", async () => {
     expect((await started(["serve"], { nodeArgs: ["--max-semi-space-size=8"] })).execArgv).toEqual([
+      "--single-threaded-gc",
       "--max-semi-space-size=8",
     ]);
     expect(
       (await started(["serve"], { env: { NODE_OPTIONS: "--max-semi-space-size=16" } })).execArgv,
-    ).toEqual([]);
+    ).toEqual(["--single-threaded-gc"]);
+  });
+
+  it("keeps the collector's threads as given on the command line", async () => {
+    expect((await started(["serve"], { nodeArgs: ["--no-single-threaded-gc"] })).execArgv).toEqual([
+      "--max-semi-space-size=64",
+      "--no-single-threaded-gc",
+    ]);
+    expect((await started(["serve"], { nodeArgs: ["--no-parallel-scavenge"] })).execArgv).toEqual([
+      "--max-semi-space-size=64",
+      "--no-parallel-scavenge",
+    ]);
+    // Both kinds given: nothing added.
+    expect(
+      (await started(["serve"], { nodeArgs: ["--max-semi-space-size=32", "--single-threaded-gc"] })).execArgv,
+    ).toEqual(["--max-semi-space-size=32", "--single-threaded-gc"]);
   });
 });
