@@ -40,40 +40,36 @@
 // command line (--no-single-threaded-gc, or any of V8's collector-thread flags) wins.
 
 const SCORING_COMMANDS = new Set(["serve", "replay", "shadow"]);
-const YOUNG_GENERATION_FLAG = "--max-semi-space-size=64";
-const COLLECTOR_THREADS_FLAG = "--single-threaded-gc";
-/** V8's flags that say how many threads collect; one of them given, we add none. */
-const COLLECTOR_THREAD_FLAGS =
+
+/** V8's flags that say how many threads collect. */
+const COLLECTOR_THREADS =
   /^--(no-)?(single[-_]threaded[-_]gc|parallel[-_](scavenge|marking|compaction|pointer[-_]update)|concurrent[-_](marking|sweeping))$/;
+
+/**
+ * The flags the scoring commands run with, each with what counts as given instead (on Node's
+ * command line or in NODE_OPTIONS), which wins: any young-generation size; any of V8's flags
+ * that say how many threads collect.
+ */
+const SCORING_FLAGS = [
+  { flag: "--max-semi-space-size=64", given: (arg) => arg.startsWith("--max-semi-space-size") },
+  { flag: "--single-threaded-gc", given: (arg) => COLLECTOR_THREADS.test(arg) },
+];
 
 const argsOf = (execArgv, nodeOptions) => [...execArgv, ...nodeOptions.split(/\s+/)];
 
-/** The young-generation sizes given to this process, on Node's command line or in NODE_OPTIONS. */
-function givenYoungGenerationFlags(execArgv, nodeOptions = "") {
-  return argsOf(execArgv, nodeOptions).filter((arg) => arg.startsWith("--max-semi-space-size"));
-}
-
-/**
- * The flags of the kinds bin/nodeFlags.js sets (young-generation size, collector threads) given to
- * this process, on Node's command line or in NODE_OPTIONS.
- */
+/** The flags of the kinds above given to this process, on Node's command line or in NODE_OPTIONS. */
 export function givenScoringFlags(execArgv, nodeOptions = "") {
-  return argsOf(execArgv, nodeOptions).filter(
-    (arg) => arg.startsWith("--max-semi-space-size") || COLLECTOR_THREAD_FLAGS.test(arg),
-  );
+  return argsOf(execArgv, nodeOptions).filter((arg) => SCORING_FLAGS.some(({ given }) => given(arg)));
 }
 
 /**
  * The flags `command` should run with that the process lacks: none for a command that does not
- * score; of each kind, none where one was given, which wins.
+ * score; of each kind, none where one was given.
  */
 export function scoringNodeFlags(command, execArgv, nodeOptions = "") {
   if (!SCORING_COMMANDS.has(command)) return [];
-  const collectorGiven = argsOf(execArgv, nodeOptions).some((arg) => COLLECTOR_THREAD_FLAGS.test(arg));
-  return [
-    ...(givenYoungGenerationFlags(execArgv, nodeOptions).length > 0 ? [] : [YOUNG_GENERATION_FLAG]),
-    ...(collectorGiven ? [] : [COLLECTOR_THREADS_FLAG]),
-  ];
+  const args = argsOf(execArgv, nodeOptions);
+  return SCORING_FLAGS.filter(({ given }) => !args.some(given)).map(({ flag }) => flag);
 }
 
 /**

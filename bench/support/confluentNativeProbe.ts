@@ -11,6 +11,7 @@
 // from the first record to the last record consumed (consume) or acknowledged (passthrough).
 import { createRequire } from "node:module";
 import { join } from "node:path";
+import { median } from "./alternatingRounds.js";
 import { CONFLUENT_DIR_VARIABLE } from "./confluentPort.js";
 
 interface Message {
@@ -55,6 +56,7 @@ const brokers = process.env.KAFKA_BROKERS ?? "127.0.0.1:9092";
 const records = Number(process.argv[2] ?? 200_000);
 const rounds = Number(process.argv[3] ?? 3);
 const PARTITIONS = 12;
+const NO_KEY = Buffer.alloc(0);
 const run = `probe-${Date.now()}`;
 const cpuUs = () => {
   const { user, system } = process.cpuUsage();
@@ -144,7 +146,7 @@ async function drain(
           if (consumed === 0) [t0, cpu0] = [performance.now(), cpuUs()];
           const last = new Map<number, number>();
           for (const m of messages) {
-            if (p !== undefined) produce(p, output!, m.partition, m.value, m.key ?? Buffer.alloc(0));
+            if (p !== undefined) produce(p, output!, m.partition, m.value, m.key ?? NO_KEY);
             last.set(m.partition, m.offset);
           }
           consumed += messages.length;
@@ -172,7 +174,6 @@ async function deleteTopics(topics: string[]): Promise<void> {
   admin.disconnect();
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const input = `${run}-in`;
 await fill(input);
 const consume: Array<{ perSecond: number; cpuUs: number }> = [];
