@@ -34,7 +34,12 @@ execFileSync(bin("pbts"), ["--no-comments", "-o", join(outDir, "fraud.d.ts"), js
 // into one growing byte array, where protobufjs's writer allocates an operation object per field
 // and the message's buffer per call; the scorer encodes a decision per transaction
 // (src/codec/decisionWire.ts has the measurement). Decisions are still read with protobufjs.
+// pbf prints the code, which is written as it comes: the child runs without NODE_OPTIONS, so that
+// nothing a caller's options make Node print (a module given with --import that turns on V8's GC
+// trace, say) ends up in the generated file.
 const decisionWriter = (dts) =>
-  execFileSync(bin("pbf"), [join(protoDir, "decision.proto"), "--no-read", ...(dts ? ["--dts"] : [])]);
+  execFileSync(bin("pbf"), [join(protoDir, "decision.proto"), "--no-read", ...(dts ? ["--dts"] : [])], {
+    env: { ...process.env, NODE_OPTIONS: "" },
+  });
 writeFileSync(join(outDir, "decisionWriter.js"), decisionWriter(false));
 writeFileSync(join(outDir, "decisionWriter.d.ts"), decisionWriter(true));
