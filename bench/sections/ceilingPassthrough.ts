@@ -13,6 +13,7 @@ import { createKafkaPort } from "../../src/stream/kafka/index.js";
 import { configKeyDefault } from "../../src/ops/configSchema.js";
 import { OffsetCommitter } from "../../src/stream/offsetCommitter.js";
 import { forwardBatches } from "../../src/tools/forwardBatches.js";
+import { processCpuUs } from "../support/drainCpu.js";
 
 const env = (name: string) => {
   const value = process.env[name];
@@ -27,12 +28,8 @@ const input = env("PASSTHROUGH_INPUT");
 const output = env("PASSTHROUGH_OUTPUT");
 const groupId = env("PASSTHROUGH_GROUP");
 const client = (process.env.PASSTHROUGH_CLIENT ?? "port") as PassthroughClient;
-const cpuUs = () => {
-  const { user, system } = process.cpuUsage();
-  return user + system;
-};
-const joined = () => process.stdout.write(`${JSON.stringify({ joined: true, cpuUs: cpuUs() })}\n`);
-process.on("SIGUSR2", () => process.stdout.write(`${JSON.stringify({ cpuUs: cpuUs() })}\n`));
+const joined = () => process.stdout.write(`${JSON.stringify({ joined: true, cpuUs: processCpuUs() })}\n`);
+process.on("SIGUSR2", () => process.stdout.write(`${JSON.stringify({ cpuUs: processCpuUs() })}\n`));
 
 const stop = client === "port" ? await throughPort() : await throughKafkajs();
 const stopping = () => void stop().then(() => process.exit(0));

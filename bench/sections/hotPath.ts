@@ -37,7 +37,7 @@ import { round1, round3 } from "../support/alternatingRounds.js";
 import { startCpuHog } from "../support/cpuHog.js";
 import { loadScoringParts, scoringContext, type ScoringParts } from "../support/inProcessScoring.js";
 import { LatencyHistogram } from "../../src/tools/latencyHistogram.js";
-import { redisCpuUs } from "../support/drainCpu.js";
+import { processCpuUs, redisCpuUs } from "../support/drainCpu.js";
 
 /** CPU µs per transaction, by stage; null where the stage is not in this process's path. */
 export interface StageCpu {
@@ -211,12 +211,8 @@ export interface HotPathResult {
 /** process CPU time (user + system, every thread) as the stage timer's clock. */
 const cpuClock: Clock = {
   nowMs: () => Date.now(),
-  monotonicUs: () => {
-    const u = process.cpuUsage();
-    return u.user + u.system;
-  },
+  monotonicUs: processCpuUs,
 };
-const cpuUs = () => cpuClock.monotonicUs();
 
 interface Harness {
   readonly context: ScoringContext & { shutdown(): void };
@@ -357,16 +353,16 @@ export async function runDrain(ctx: BenchContext, parts: ScoringParts): Promise<
   const runSplit = async (from: number, to: number) => {
     for (let start = from; start < to; start += maxBatch) {
       const end = Math.min(to, start + maxBatch);
-      const c0 = cpuUs();
+      const c0 = processCpuUs();
       const items = ingestRange(h.records, start, end);
-      const c1 = cpuUs();
+      const c1 = processCpuUs();
       const { decisions } = await decideBatch(items, h.context);
-      const c2 = cpuUs();
+      const c2 = processCpuUs();
       for (const d of decisions) encodeDecision(d);
-      const c3 = cpuUs();
+      const c3 = processCpuUs();
       h.metrics.observeBatchSize(decisions.length);
       h.metrics.observeDecisions(decisions, Date.now());
-      const c4 = cpuUs();
+      const c4 = processCpuUs();
       totals.decode += c1 - c0;
       totals.scoring += c2 - c1;
       totals.encode += c3 - c2;
@@ -388,11 +384,11 @@ export async function runDrain(ctx: BenchContext, parts: ScoringParts): Promise<
     const reads0 = h.reads();
     const redis0 = await redisCpuUs(h.redis);
     const collections = countCollections();
-    const cpu0 = cpuUs();
+    const cpu0 = processCpuUs();
     const t0 = performance.now();
     await runPlain(warmupTransactions, warmupTransactions + n);
     const seconds = (performance.now() - t0) / 1000;
-    const cpu = cpuUs() - cpu0;
+    const cpu = processCpuUs() - cpu0;
     const gc = await collections.stop(seconds);
     const redisCpu = (await redisCpuUs(h.redis)) - redis0;
     const reads = readsSince(reads0, h.reads());
@@ -403,9 +399,9 @@ export async function runDrain(ctx: BenchContext, parts: ScoringParts): Promise<
     await session.post("Profiler.enable");
     await session.post("Profiler.setSamplingInterval", { interval: 200 });
     await session.post("Profiler.start");
-    const splitCpu0 = cpuUs();
+    const splitCpu0 = processCpuUs();
     await runSplit(warmupTransactions + n, warmupTransactions + n + split);
-    const splitCpu = cpuUs() - splitCpu0;
+    const splitCpu = processCpuUs() - splitCpu0;
     const { profile } = await session.post("Profiler.stop");
     const allocationFrom = warmupTransactions + n + split;
     const allocation = await sampleAllocation(session, ctx.root, allocated, () =>
@@ -532,11 +528,11 @@ async function runIssuerScaleDrain(
     await plainPass(h, h.context, maxBatch, 0, warmup);
     const reads0 = h.reads();
     const redis0 = await redisCpuUs(h.redis);
-    const cpu0 = cpuUs();
+    const cpu0 = processCpuUs();
     const t0 = performance.now();
     const modelDecided = await plainPass(h, h.context, maxBatch, warmup, warmup + n);
     const seconds = (performance.now() - t0) / 1000;
-    const cpu = cpuUs() - cpu0;
+    const cpu = processCpuUs() - cpu0;
     const redisCpu = (await redisCpuUs(h.redis)) - redis0;
     const reads = readsSince(reads0, h.reads());
     return {
@@ -642,7 +638,7 @@ export async function runSteady(
     await profiler.post("Profiler.setSamplingInterval", { interval: STEADY_SAMPLING_US });
   }
   let sent = 0;
-  let cpu0 = cpuUs();
+  let cpu0 = processCpuUs();
   let t0 = performance.now();
   let redis0 = redisCpuUs(h.redis);
   try {
@@ -657,7 +653,7 @@ export async function runSteady(
           eld.enable();
           // Asked now, answered within a few ms of a 20 s window.
           redis0 = redisCpuUs(h.redis);
-          cpu0 = cpuUs();
+          cpu0 = processCpuUs();
           t0 = performance.now();
         }
         const now = Date.now();
@@ -670,7 +666,7 @@ export async function runSteady(
       tick();
     });
     await queue.idle();
-    const cpu = cpuUs() - cpu0;
+    const cpu = processCpuUs() - cpu0;
     const wallS = (performance.now() - t0) / 1000;
     const redisCpu = (await redisCpuUs(h.redis)) - (await redis0);
     eld.disable();
@@ -726,7 +722,7 @@ const ARRIVAL_TIMER_ALONE_S = 10;
 /** The steady run's arrival loop with nothing arriving: its own share of a core. */
 async function arrivalTimerAlone(rate: number, seconds: number): Promise<number> {
   const started = performance.now();
-  const cpu0 = cpuUs();
+  const cpu0 = processCpuUs();
   await new Promise<void>((resolve) => {
     const tick = () => {
       // The same clock reads as the real loop's tick.
@@ -738,7 +734,7 @@ async function arrivalTimerAlone(rate: number, seconds: number): Promise<number>
     tick();
   });
   const wallS = (performance.now() - started) / 1000;
-  return round1(((cpuUs() - cpu0) / 1e6 / wallS) * 100);
+  return round1(((processCpuUs() - cpu0) / 1e6 / wallS) * 100);
 }
 
 interface ProfileNode {

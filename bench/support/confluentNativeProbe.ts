@@ -9,10 +9,9 @@
 // new group consumes it all, and another consumes and produces each record to a new topic,
 // committing after every consume(n). CPU is process.cpuUsage (librdkafka's threads included)
 // from the first record to the last record consumed (consume) or acknowledged (passthrough).
-import { createRequire } from "node:module";
-import { join } from "node:path";
 import { median } from "./alternatingRounds.js";
-import { CONFLUENT_DIR_VARIABLE } from "./confluentPort.js";
+import { requireConfluentKafka } from "./confluentPort.js";
+import { processCpuUs } from "./drainCpu.js";
 
 interface Message {
   value: Buffer;
@@ -48,20 +47,15 @@ interface Native {
   };
 }
 
-const dir = process.env[CONFLUENT_DIR_VARIABLE];
-if (dir === undefined)
-  throw new Error(`${CONFLUENT_DIR_VARIABLE} is not set (see bench/support/confluentPort.ts)`);
-const kafka = createRequire(join(dir, "package.json"))("@confluentinc/kafka-javascript") as Native;
+const loaded = requireConfluentKafka<Native>();
+if (typeof loaded === "string") throw new Error(loaded);
+const kafka = loaded.module;
 const brokers = process.env.KAFKA_BROKERS ?? "127.0.0.1:9092";
 const records = Number(process.argv[2] ?? 200_000);
 const rounds = Number(process.argv[3] ?? 3);
 const PARTITIONS = 12;
 const NO_KEY = Buffer.alloc(0);
 const run = `probe-${Date.now()}`;
-const cpuUs = () => {
-  const { user, system } = process.cpuUsage();
-  return user + system;
-};
 
 async function createTopic(topic: string): Promise<void> {
   const admin = kafka.AdminClient.create({ "bootstrap.servers": brokers });
@@ -143,7 +137,7 @@ async function drain(
     const next = (): void =>
       consumer.consume(1_000, (err, messages) => {
         if (err === null && messages.length > 0) {
-          if (consumed === 0) [t0, cpu0] = [performance.now(), cpuUs()];
+          if (consumed === 0) [t0, cpu0] = [performance.now(), processCpuUs()];
           const last = new Map<number, number>();
           for (const m of messages) {
             if (p !== undefined) produce(p, output!, m.partition, m.value, m.key ?? NO_KEY);
@@ -161,7 +155,7 @@ async function drain(
   });
   const result = {
     perSecond: records / ((performance.now() - t0) / 1000),
-    cpuUs: (cpuUs() - cpu0) / records,
+    cpuUs: (processCpuUs() - cpu0) / records,
   };
   consumer.disconnect();
   p?.disconnect();

@@ -33,22 +33,33 @@ interface ConfluentModule {
   librdkafkaVersion?: string;
 }
 
+/**
+ * The package as built in `dir` (BENCH_CONFLUENT_KAFKA_DIR unless told), with its version, or why
+ * there is none. Its exports are typed by the caller: each uses a different API of it.
+ */
+export function requireConfluentKafka<T>(
+  dir = process.env[CONFLUENT_DIR_VARIABLE],
+): { module: T; version: string } | string {
+  if (dir === undefined || dir === "")
+    return `${CONFLUENT_DIR_VARIABLE} not set (see bench/support/confluentPort.ts)`;
+  if (!existsSync(join(dir, "node_modules", PACKAGE))) return `${PACKAGE} not installed in ${dir}`;
+  const require = createRequire(join(dir, "package.json"));
+  try {
+    const module = require(PACKAGE) as T;
+    return { module, version: (require(`${PACKAGE}/package.json`) as { version: string }).version };
+  } catch (error) {
+    return `${PACKAGE} in ${dir} does not load: ${(error as Error).message}`;
+  }
+}
+
 /** The candidate, or why there is none. */
 export async function loadConfluentPort(
   brokers: readonly string[],
   dir = process.env[CONFLUENT_DIR_VARIABLE],
 ): Promise<{ label: string; port: () => KafkaPort } | string> {
-  if (dir === undefined || dir === "")
-    return `${CONFLUENT_DIR_VARIABLE} not set (see bench/support/confluentPort.ts)`;
-  if (!existsSync(join(dir, "node_modules", PACKAGE))) return `${PACKAGE} not installed in ${dir}`;
-  let module: ConfluentModule;
-  try {
-    module = createRequire(join(dir, "package.json"))(PACKAGE) as ConfluentModule;
-  } catch (error) {
-    return `${PACKAGE} in ${dir} does not load: ${(error as Error).message}`;
-  }
-  const version = (createRequire(join(dir, "package.json"))(`${PACKAGE}/package.json`) as { version: string })
-    .version;
+  const loaded = requireConfluentKafka<ConfluentModule>(dir);
+  if (typeof loaded === "string") return loaded;
+  const { module, version } = loaded;
   const label = `${PACKAGE} ${version} (librdkafka ${module.librdkafkaVersion ?? "?"}, KafkaJS API)`;
   return { label, port: () => confluentPort(module, brokers) };
 }

@@ -133,6 +133,12 @@ export async function redisCpuUs(redis: Redis): Promise<number> {
   return (seconds("used_cpu_user") + seconds("used_cpu_sys")) * 1e6;
 }
 
+/** This process's CPU time so far, µs (process.cpuUsage: user + system, every thread). */
+export function processCpuUs(): number {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+}
+
 /** Readings at the start of a drain, compared at its end by drainCpuSplit. */
 export interface DrainCpuMark {
   /** performance.now() when read. */
