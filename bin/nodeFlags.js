@@ -38,6 +38,23 @@
 //     core less the arrival timer against 13.7 and 9.0).
 // Pauses are longer where a machine has cores to spare for the helpers; a flag given on Node's
 // command line (--no-single-threaded-gc, or any of V8's collector-thread flags) wins.
+//
+// An old generation of at least 512 MB before V8 starts a whole-heap collection
+// (--initial-old-space-size=512; V8's default: none, and the limit after each collection is about
+// 1.1 x what survived it plus the young generation). V8 starts marking as soon as the room left
+// under that limit is less than its young generation could promote in one go, and with 64 MB
+// semi-spaces that was so right after every whole-heap collection: at a steady 1,000 tx/s, with
+// ~73 MB live, bench section 8 showed a whole-heap collection every 2.3 s, each started at once
+// by a task ("Start (task): 73MB / 145MB") and costing ~80-300 ms of marking, about a third of
+// the scorer's CPU at that rate (V8's --trace-gc and --trace-incremental-marking). With this
+// floor: 2 whole-heap collections in the 150 s of steady runs instead of ~60. Measured on
+// 2026-12-07 (AMD EPYC, 2 vCPUs), bench section 8, runs alternating without and with it: steady
+// 1,000 tx/s, the scorer's share of a core less the arrival timer 14.7 / 14.8 % against 9.8 /
+// 10.1 %, beside the CPU hog 11.8 / 11.9 % against 9.9 / 8.7 %; the main thread busy in 10.1 /
+// 12.2 % of the profiled run's samples against 6.1 / 5.9 %. What it costs: garbage that reaches
+// the old generation stays until it holds 512 MB (V8 caps the floor at half the heap's limit, so
+// a smaller heap given with --max-old-space-size lowers it). A size given on Node's command line
+// (--initial-old-space-size or --initial-heap-size) wins; Node refuses both in NODE_OPTIONS.
 
 const SCORING_COMMANDS = new Set(["serve", "replay", "shadow"]);
 
@@ -48,11 +65,15 @@ const COLLECTOR_THREADS =
 /**
  * The flags the scoring commands run with, each with what counts as given instead (on Node's
  * command line or in NODE_OPTIONS), which wins: any young-generation size; any of V8's flags
- * that say how many threads collect.
+ * that say how many threads collect; any initial old-generation or heap size.
  */
 const SCORING_FLAGS = [
   { flag: "--max-semi-space-size=64", given: (arg) => arg.startsWith("--max-semi-space-size") },
   { flag: "--single-threaded-gc", given: (arg) => COLLECTOR_THREADS.test(arg) },
+  {
+    flag: "--initial-old-space-size=512",
+    given: (arg) => /^--initial[-_](old[-_]space|heap)[-_]size/.test(arg),
+  },
 ];
 
 const argsOf = (execArgv, nodeOptions) => [...execArgv, ...nodeOptions.split(/\s+/)];

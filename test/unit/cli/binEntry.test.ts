@@ -78,9 +78,9 @@ describe("bin/fraud-scorer.js, Node's flags for the commands that score", () => 
     });
   };
 
-  const SCORING_FLAGS = ["--max-semi-space-size=64", "--single-threaded-gc"];
+  const SCORING_FLAGS = ["--max-semi-space-size=64", "--single-threaded-gc", "--initial-old-space-size=512"];
 
-  it("starts serve again in the same process with a 64 MB young generation and the collector on one thread", async () => {
+  it("starts serve again in the same process with a 64 MB young generation, the collector on one thread and a 512 MB old-generation floor", async () => {
     const seen = await started(["serve", "--dev"]);
     expect(seen.execArgv).toEqual(SCORING_FLAGS);
     // execve, not a child: a supervisor's signals reach the scorer itself.
@@ -97,25 +97,45 @@ describe("bin/fraud-scorer.js, Node's flags for the commands that score", () => 
   it("keeps a size given on the command line or in NODE_OPTIONS", async () => {
     expect((await started(["serve"], { nodeArgs: ["--max-semi-space-size=8"] })).execArgv).toEqual([
       "--single-threaded-gc",
+      "--initial-old-space-size=512",
       "--max-semi-space-size=8",
     ]);
     expect(
       (await started(["serve"], { env: { NODE_OPTIONS: "--max-semi-space-size=16" } })).execArgv,
-    ).toEqual(["--single-threaded-gc"]);
+    ).toEqual(["--single-threaded-gc", "--initial-old-space-size=512"]);
   });
 
   it("keeps the collector's threads as given on the command line", async () => {
     expect((await started(["serve"], { nodeArgs: ["--no-single-threaded-gc"] })).execArgv).toEqual([
       "--max-semi-space-size=64",
+      "--initial-old-space-size=512",
       "--no-single-threaded-gc",
     ]);
     expect((await started(["serve"], { nodeArgs: ["--no-parallel-scavenge"] })).execArgv).toEqual([
       "--max-semi-space-size=64",
+      "--initial-old-space-size=512",
       "--no-parallel-scavenge",
     ]);
-    // Both kinds given: nothing added.
+  });
+
+  it("keeps an old-generation or heap size given on the command line", async () => {
+    expect((await started(["serve"], { nodeArgs: ["--initial-old-space-size=128"] })).execArgv).toEqual([
+      "--max-semi-space-size=64",
+      "--single-threaded-gc",
+      "--initial-old-space-size=128",
+    ]);
+    expect((await started(["serve"], { nodeArgs: ["--initial-heap-size=256"] })).execArgv).toEqual([
+      "--max-semi-space-size=64",
+      "--single-threaded-gc",
+      "--initial-heap-size=256",
+    ]);
+    // Every kind given: nothing added.
     expect(
-      (await started(["serve"], { nodeArgs: ["--max-semi-space-size=32", "--single-threaded-gc"] })).execArgv,
-    ).toEqual(["--max-semi-space-size=32", "--single-threaded-gc"]);
+      (
+        await started(["serve"], {
+          nodeArgs: ["--max-semi-space-size=32", "--single-threaded-gc", "--initial-old-space-size=64"],
+        })
+      ).execArgv,
+    ).toEqual(["--max-semi-space-size=32", "--single-threaded-gc", "--initial-old-space-size=64"]);
   });
 });
