@@ -43,7 +43,7 @@ import { givenScoringFlags, restartWithScoringFlags } from "../bin/nodeFlags.js"
 // passthroughs and section 11's load-generator child, started without the command, run without.
 restartWithScoringFlags("serve");
 applyV8Flags();
-/** The young-generation size and collector threads the bench runs with, wherever they were given. */
+/** bin/nodeFlags.js's start-up flags the bench runs with, wherever they were given. */
 const startFlags = givenScoringFlags(process.execArgv, process.env.NODE_OPTIONS);
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));

@@ -45,16 +45,18 @@
 // under that limit is less than its young generation could promote in one go, and with 64 MB
 // semi-spaces that was so right after every whole-heap collection: at a steady 1,000 tx/s, with
 // ~73 MB live, bench section 8 showed a whole-heap collection every 2.3 s, each started at once
-// by a task ("Start (task): 73MB / 145MB") and costing ~80-300 ms of marking, about a third of
+// by a task ("Start (task): 73MB / 145MB") and costing ~80-300 ms of marking, a fifth to a third of
 // the scorer's CPU at that rate (V8's --trace-gc and --trace-incremental-marking). With this
 // floor: 2 whole-heap collections in the 150 s of steady runs instead of ~60. Measured on
-// 2026-12-07 (AMD EPYC, 2 vCPUs), bench section 8, runs alternating without and with it: steady
-// 1,000 tx/s, the scorer's share of a core less the arrival timer 14.7 / 14.8 % against 9.8 /
-// 10.1 %, beside the CPU hog 11.8 / 11.9 % against 9.9 / 8.7 %; the main thread busy in 10.1 /
-// 12.2 % of the profiled run's samples against 6.1 / 5.9 %. What it costs: garbage that reaches
-// the old generation stays until it holds 512 MB (V8 caps the floor at half the heap's limit, so
-// a smaller heap given with --max-old-space-size lowers it). A size given on Node's command line
-// (--initial-old-space-size or --initial-heap-size) wins; Node refuses both in NODE_OPTIONS.
+// 2026-12-07 (AMD EPYC, 2 vCPUs), bench section 8, four runs each alternating without and with
+// it: steady 1,000 tx/s, the scorer's share of a core less the arrival timer 13.6-14.8 % against
+// 9.8-11.7 %, beside the CPU hog 10.1-11.9 % against 8.7-9.9 %, lower in every pair; the main
+// thread busy in 10.1-12.2 % of the profiled run's samples against 5.9-6.5 %; serve draining
+// section 6's backlog no different (25.2 against 24.8 µs per record). What it costs: garbage
+// that reaches the old generation stays until it holds 512 MB (V8 caps the floor at half the
+// heap's limit, so a smaller heap given with --max-old-space-size lowers it). A size given on
+// Node's command line (--initial-old-space-size or --initial-heap-size) wins; Node refuses both
+// in NODE_OPTIONS.
 
 const SCORING_COMMANDS = new Set(["serve", "replay", "shadow"]);
 

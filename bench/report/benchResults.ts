@@ -31,8 +31,9 @@ export interface BenchMeta {
     readonly memoryGiB: number;
     readonly node: string;
     /**
-     * The V8 flags the bench and its scorers ran with: the young-generation size (bin/nodeFlags.js)
-     * and src/ops/v8Flags.ts's; absent in results from before them.
+     * The V8 flags the bench and its scorers ran with: bin/nodeFlags.js's start-up flags (the
+     * young-generation size, the collector's threads, the old generation's floor) and
+     * src/ops/v8Flags.ts's; absent in results from before them.
      */
     readonly v8Flags?: readonly string[];
     readonly platform: string;
