@@ -17,6 +17,7 @@ import { median } from "../support/alternatingRounds.js";
 import type { BenchContext } from "../support/benchContext.js";
 import { loadConfluentPort } from "../support/confluentPort.js";
 import { within } from "../support/deadline.js";
+import { processCpuUs } from "../support/drainCpu.js";
 import { createKafkajsPort } from "../support/kafkajsPort.js";
 
 export interface ClientFigure {
@@ -174,12 +175,11 @@ const medianFigure = (figures: readonly ClientFigure[]): ClientFigure => ({
 
 /** Wall time and this process's CPU time of `work` over `records` records. */
 async function measure(records: number, work: () => Promise<void>): Promise<ClientFigure> {
-  const cpu0 = process.cpuUsage();
+  const cpu0 = processCpuUs();
   const t0 = performance.now();
   await work();
   const seconds = (performance.now() - t0) / 1000;
-  const cpu = process.cpuUsage(cpu0);
-  return { recordsPerSecond: records / seconds, cpuUsPerRecord: (cpu.user + cpu.system) / records };
+  return { recordsPerSecond: records / seconds, cpuUsPerRecord: (processCpuUs() - cpu0) / records };
 }
 
 async function produceAll(port: KafkaPort, topic: string, records: number): Promise<void> {
@@ -216,7 +216,7 @@ async function drain(
   onBatches: (batches: readonly RecordBatch[], source: RecordSource) => Promise<void> | void,
 ): Promise<ClientFigure> {
   let seen = 0;
-  let cpu0: NodeJS.CpuUsage | undefined;
+  let cpu0: number | undefined;
   let t0 = 0;
   let done: () => void = () => {};
   let fail: (error: unknown) => void = () => {};
@@ -226,7 +226,7 @@ async function drain(
   });
   const startClock = () => {
     if (cpu0 !== undefined) return;
-    cpu0 = process.cpuUsage();
+    cpu0 = processCpuUs();
     t0 = performance.now();
   };
   const source = port.groupSource({
@@ -259,8 +259,7 @@ async function drain(
       throw new Error(`${String((error as Error).message ?? error)} (${seen} seen)`, { cause: error });
     });
     const seconds = (performance.now() - t0) / 1000;
-    const cpu = process.cpuUsage(cpu0);
-    return { recordsPerSecond: seen / seconds, cpuUsPerRecord: (cpu.user + cpu.system) / seen };
+    return { recordsPerSecond: seen / seconds, cpuUsPerRecord: (processCpuUs() - cpu0!) / seen };
   } finally {
     await within(30_000, `${what}: closing the source`, source.close());
   }

@@ -19,6 +19,7 @@ import type { BenchContext } from "../support/benchContext.js";
 import { LatencySink, type LatencyReport } from "../support/decisionLatencies.js";
 import { MODEL_DIR } from "../support/benchScorer.js";
 import { wallClock } from "../support/wallClock.js";
+import { processCpuUs } from "../support/drainCpu.js";
 import { ScorerRig, START_LEAD_MS } from "./endToEnd.js";
 import { MemoryCardStateStore } from "../../src/features/memoryCardStateStore.js";
 import type { CardStateStore } from "../../src/scoring/ports.js";
@@ -106,7 +107,7 @@ async function rebuildCost(ctx: BenchContext): Promise<RebuildCost> {
         store: readOnly(rebuild),
         events: { stateOutcome: (o: string, n: number) => void (o === "rebuild" && (rebuilt += n)) },
       };
-      const t0 = process.cpuUsage();
+      const cpu0 = processCpuUs();
       for (const batch of batches(measured)) {
         const now = Date.now();
         await scoreBatch(
@@ -114,8 +115,7 @@ async function rebuildCost(ctx: BenchContext): Promise<RebuildCost> {
           ctxOf,
         );
       }
-      const used = process.cpuUsage(t0);
-      return (used.user + used.system) / measured.length;
+      return (processCpuUs() - cpu0) / measured.length;
     };
     const hit = side(false);
     const rebuild = side(true);

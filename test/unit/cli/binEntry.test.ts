@@ -94,48 +94,43 @@ describe("bin/fraud-scorer.js, Node's flags for the commands that score", () => 
     expect((await started(["--help"])).execArgv).toEqual([]);
   });
 
-  it("keeps a size given on the command line or in NODE_OPTIONS", async () => {
-    expect((await started(["serve"], { nodeArgs: ["--max-semi-space-size=8"] })).execArgv).toEqual([
-      "--single-threaded-gc",
-      "--initial-old-space-size=512",
-      "--max-semi-space-size=8",
-    ]);
+  // Of each kind given on Node's command line, none added: the others still are, before it.
+  it.each([
+    // A young-generation size.
+    [
+      ["--max-semi-space-size=8"],
+      ["--single-threaded-gc", "--initial-old-space-size=512", "--max-semi-space-size=8"],
+    ],
+    // The collector's threads.
+    [
+      ["--no-single-threaded-gc"],
+      ["--max-semi-space-size=64", "--initial-old-space-size=512", "--no-single-threaded-gc"],
+    ],
+    [
+      ["--no-parallel-scavenge"],
+      ["--max-semi-space-size=64", "--initial-old-space-size=512", "--no-parallel-scavenge"],
+    ],
+    // An old-generation or heap size.
+    [
+      ["--initial-old-space-size=128"],
+      ["--max-semi-space-size=64", "--single-threaded-gc", "--initial-old-space-size=128"],
+    ],
+    [
+      ["--initial-heap-size=256"],
+      ["--max-semi-space-size=64", "--single-threaded-gc", "--initial-heap-size=256"],
+    ],
+    // Every kind given: nothing added.
+    [
+      ["--max-semi-space-size=32", "--single-threaded-gc", "--initial-old-space-size=64"],
+      ["--max-semi-space-size=32", "--single-threaded-gc", "--initial-old-space-size=64"],
+    ],
+  ])("keeps %j as given on the command line", async (nodeArgs, execArgv) => {
+    expect((await started(["serve"], { nodeArgs })).execArgv).toEqual(execArgv);
+  });
+
+  it("keeps a young-generation size given in NODE_OPTIONS", async () => {
     expect(
       (await started(["serve"], { env: { NODE_OPTIONS: "--max-semi-space-size=16" } })).execArgv,
     ).toEqual(["--single-threaded-gc", "--initial-old-space-size=512"]);
-  });
-
-  it("keeps the collector's threads as given on the command line", async () => {
-    expect((await started(["serve"], { nodeArgs: ["--no-single-threaded-gc"] })).execArgv).toEqual([
-      "--max-semi-space-size=64",
-      "--initial-old-space-size=512",
-      "--no-single-threaded-gc",
-    ]);
-    expect((await started(["serve"], { nodeArgs: ["--no-parallel-scavenge"] })).execArgv).toEqual([
-      "--max-semi-space-size=64",
-      "--initial-old-space-size=512",
-      "--no-parallel-scavenge",
-    ]);
-  });
-
-  it("keeps an old-generation or heap size given on the command line", async () => {
-    expect((await started(["serve"], { nodeArgs: ["--initial-old-space-size=128"] })).execArgv).toEqual([
-      "--max-semi-space-size=64",
-      "--single-threaded-gc",
-      "--initial-old-space-size=128",
-    ]);
-    expect((await started(["serve"], { nodeArgs: ["--initial-heap-size=256"] })).execArgv).toEqual([
-      "--max-semi-space-size=64",
-      "--single-threaded-gc",
-      "--initial-heap-size=256",
-    ]);
-    // Every kind given: nothing added.
-    expect(
-      (
-        await started(["serve"], {
-          nodeArgs: ["--max-semi-space-size=32", "--single-threaded-gc", "--initial-old-space-size=64"],
-        })
-      ).execArgv,
-    ).toEqual(["--max-semi-space-size=32", "--single-threaded-gc", "--initial-old-space-size=64"]);
   });
 });
