@@ -39,6 +39,8 @@ export interface BenchPlan {
     readonly batchSizes: readonly number[];
     readonly rounds: number;
     readonly stepsPerRound: number;
+    /** One fp32 step after an idle gap against back to back (section 5's afterIdle). */
+    readonly afterIdle: { readonly batchSize: number; readonly gapMs: number; readonly samples: number };
   };
   readonly ceiling: {
     readonly records: number;
@@ -109,7 +111,13 @@ export const FULL_PLAN: BenchPlan = {
   decode: { messages: 20_000, rounds: 30 },
   batching: { lowRate: 200, highRate: 3_000, warmupS: 2, measureS: 10, maxBatch: 64, dynamicMaxWaitMs: 10 },
   state: { batchSizes: [1, 16, 64], rounds: 8, transactionsPerRound: 2_048 },
-  model: { batchSizes: [1, 16, 64, 256], rounds: 20, stepsPerRound: 1_000 },
+  model: {
+    batchSizes: [1, 16, 64, 256],
+    rounds: 20,
+    stepsPerRound: 1_000,
+    // A steady 1,000 tx/s batch: 20 transactions, 20 ms apart (the batch linger).
+    afterIdle: { batchSize: 20, gapMs: 20, samples: 200 },
+  },
   ceiling: { records: 300_000, perfRecords: 500_000, partitions: 12, rounds: 2 },
   noisyNeighbour: { rate: 1_000 },
   // 15 s before (5 s of them warm-up), then a minute after: the rebuild cost of the first minute.
@@ -170,7 +178,12 @@ export const SMOKE_PLAN: BenchPlan = {
   decode: { messages: 2_000, rounds: 3 },
   batching: { lowRate: 100, highRate: 1_000, warmupS: 0.3, measureS: 1, maxBatch: 64, dynamicMaxWaitMs: 10 },
   state: { batchSizes: [1, 16], rounds: 2, transactionsPerRound: 128 },
-  model: { batchSizes: [1, 64], rounds: 2, stepsPerRound: 20 },
+  model: {
+    batchSizes: [1, 64],
+    rounds: 2,
+    stepsPerRound: 20,
+    afterIdle: { batchSize: 20, gapMs: 20, samples: 3 },
+  },
   ceiling: { records: 3_000, perfRecords: 20_000, partitions: 4, rounds: 2 },
   noisyNeighbour: { rate: 300 },
   promote: {

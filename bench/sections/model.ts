@@ -2,11 +2,20 @@
 // scores do not depend on batch neighbours) against int8 (model.int8.onnx, DynamicQuantizeLSTM,
 // which quantizes each batch with that batch's own range), at the batch sizes of the plan, on ONNX
 // Runtime's CPU provider with one intra-op thread as `serve` configures it. µs per transaction.
+//
+// Then the same fp32 step after the thread has been idle as long as a steady 1,000 tx/s leaves it
+// between batches (the batch linger, 20 ms) against back to back: bench section 8's steady runs
+// pay several times what a step costs in its drain, and this shows how much of that is the
+// machine's, with no Redis, Kafka or scoring code around the step. A second kind of gap keeps the
+// thread busy instead (a JavaScript loop reading the clock), so that the difference is not the
+// thread having slept.
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { FP32_MODEL_FILE, INT8_MODEL_FILE, type Manifest } from "../../src/model/manifest.js";
 import { OnnxStepSession } from "../../src/model/onnxStepSession.js";
 import type { BenchContext } from "../support/benchContext.js";
 import { alternatingRounds, median, round1, round3 } from "../support/alternatingRounds.js";
+import { processCpuUs } from "../support/drainCpu.js";
 import { verifyModelArtifact } from "../../src/model/verifyModelArtifact.js";
 import { LatencyHistogram } from "../../src/tools/latencyHistogram.js";
 import { MODEL_DIR } from "../support/benchScorer.js";
@@ -33,6 +42,23 @@ export interface ModelResult {
   /** batch 1 ÷ largest batch, time per transaction. */
   readonly batch1OverLargestInt8: number;
   readonly batch1OverLargestFp32: number;
+  /** Absent from results recorded before it was measured. */
+  readonly afterIdle?: StepAfterIdle;
+}
+
+/** One fp32 step's CPU (process CPU around it, µs), medians over `samples` of each kind. */
+export interface StepAfterIdle {
+  readonly batchSize: number;
+  readonly gapMs: number;
+  readonly samples: number;
+  /** The last of a run of steps back to back. */
+  readonly backToBackCpuUs: number;
+  /** The first step after the thread slept `gapMs`. */
+  readonly afterSleepCpuUs: number;
+  /** The first step after the thread spun `gapMs` in a JavaScript loop. */
+  readonly afterSpinCpuUs: number;
+  readonly afterSleepOverBackToBack: number;
+  readonly afterSpinOverBackToBack: number;
 }
 
 const openCpu = (file: string, { io, featureCount, hiddenSize }: Manifest) =>
@@ -127,9 +153,62 @@ export async function model(ctx: BenchContext): Promise<ModelResult> {
       ctx.log(
         `  ${r.precision} batch ${r.batchSize}: ${r.usPerTransaction} µs/tx (step p50 ${r.stepP50Us} µs)`,
       );
-    return result;
+    const afterIdle = await stepAfterIdle(fp32, F, H, ctx.plan.model.afterIdle);
+    ctx.log(
+      `  fp32 batch ${afterIdle.batchSize}: ${afterIdle.backToBackCpuUs} µs of CPU back to back, ${afterIdle.afterSleepCpuUs} after ${afterIdle.gapMs} ms asleep, ${afterIdle.afterSpinCpuUs} after ${afterIdle.gapMs} ms spinning`,
+    );
+    return { ...result, afterIdle };
   } finally {
     await fp32.close();
     await int8.close();
   }
 }
+
+/**
+ * Each sample: a few steps back to back (the last one measured), then a sleep of `gapMs` and one
+ * step, then a spin of `gapMs` and one step, so the three kinds share the machine's drift.
+ */
+async function stepAfterIdle(
+  session: OnnxStepSession,
+  F: number,
+  H: number,
+  { batchSize, gapMs, samples }: { batchSize: number; gapMs: number; samples: number },
+): Promise<StepAfterIdle> {
+  const x = Float32Array.from({ length: batchSize * F }, () => Math.random() * 2 - 1);
+  const h = new Float32Array(batchSize * H);
+  const c = new Float32Array(batchSize * H);
+  const stepCpuUs = async () => {
+    const t0 = processCpuUs();
+    await session.step(x, h, c, batchSize);
+    return processCpuUs() - t0;
+  };
+  const spin = (ms: number) => {
+    const end = performance.now() + ms;
+    while (performance.now() < end);
+  };
+  const backToBack: number[] = [];
+  const afterSleep: number[] = [];
+  const afterSpin: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    for (let k = 0; k < BACK_TO_BACK_STEPS - 1; k++) await session.step(x, h, c, batchSize);
+    backToBack.push(await stepCpuUs());
+    await sleep(gapMs);
+    afterSleep.push(await stepCpuUs());
+    spin(gapMs);
+    afterSpin.push(await stepCpuUs());
+  }
+  const [b, sl, sp] = [median(backToBack), median(afterSleep), median(afterSpin)];
+  return {
+    batchSize,
+    gapMs,
+    samples,
+    backToBackCpuUs: round1(b),
+    afterSleepCpuUs: round1(sl),
+    afterSpinCpuUs: round1(sp),
+    afterSleepOverBackToBack: round3(sl / b),
+    afterSpinOverBackToBack: round3(sp / b),
+  };
+}
+
+/** Steps run back to back before the one measured as such. */
+const BACK_TO_BACK_STEPS = 10;

@@ -4,6 +4,7 @@ import type { BenchResults } from "../../../bench/report/benchResults.js";
 import { renderReport, summaryTable } from "../../../bench/report/markdown.js";
 import { fmt } from "../../../bench/report/reportFormat.js";
 import type { CeilingResult } from "../../../bench/sections/ceiling.js";
+import type { ModelResult, StepAfterIdle } from "../../../bench/sections/model.js";
 import {
   UNNAMED_NATIVE,
   summariseProfile,
@@ -138,6 +139,33 @@ describe("the bench report", () => {
   const committedCeiling = committed.ceiling as CeilingResult;
   const withCeiling = (changes: Partial<CeilingResult>) =>
     ({ ...committed, ceiling: { ...committedCeiling, ...changes } }) as BenchResults;
+
+  it("sets a model step after an idle gap beside one back to back when the run measured it, and not before", () => {
+    const before = renderReport(committed, "run").markdown;
+    expect(before).not.toContain("back to back (the last of 10)");
+    const model = committed.model as ModelResult;
+    const afterIdle = (afterSleepOverBackToBack: number, afterSpinOverBackToBack: number): StepAfterIdle => ({
+      batchSize: 20,
+      gapMs: 20,
+      samples: 200,
+      backToBackCpuUs: 33,
+      afterSleepCpuUs: 33 * afterSleepOverBackToBack,
+      afterSpinCpuUs: 33 * afterSpinOverBackToBack,
+      afterSleepOverBackToBack,
+      afterSpinOverBackToBack,
+    });
+    const rendered = (a: StepAfterIdle) =>
+      renderReport({ ...committed, model: { ...model, afterIdle: a } }, "run");
+    const { markdown } = rendered(afterIdle(7.71, 7.24));
+    expect(markdown).toContain("| after 20 ms asleep | 254 | ×7.71 |");
+    expect(markdown).toContain("| after 20 ms spinning (a JavaScript loop) | 239 | ×7.24 |");
+    expect(markdown).toContain("even when the thread stayed busy on its core");
+    expect(summaryTable({ ...committed, model: { ...model, afterIdle: afterIdle(7.71, 7.24) } })).toContain(
+      "after the gap ×7.71 asleep, ×7.24 spinning",
+    );
+    expect(rendered(afterIdle(7.71, 1.05)).markdown).toContain("it is the thread having slept");
+    expect(rendered(afterIdle(1.1, 1.05)).markdown).toContain("cost about what one back to back does.");
+  });
 
   it("sets each drain's CPU per record beside its throughput when the run measured it, and not before", () => {
     const before = committedCeiling;
