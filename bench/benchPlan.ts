@@ -144,7 +144,16 @@ export const FULL_PLAN: BenchPlan = {
     // 3 s of warm-up that compilation landed in the measured window (22.6/24.4 % of a core
     // against 17.2/18.6 % after 20 s, same code, alternating runs): a start-up cost, not a
     // steady one. Cold start has its own section.
-    steadyWarmupS: 20,
+    // 50 s, not 20: some 20,000 transactions into the run, the state path's optimized code is
+    // thrown away at once (V8's --trace-deopt: "wrong map" in readCardStates, decodeCardState,
+    // advanceCardState, writeCardStates and a dozen more, "not a Smi" in writeU64; not the
+    // positions' size, which a run with positions past Smi range from the start also met) and
+    // compiled again over the next ~15 s: a window starting at 20 s held 0.6 s of optimizing
+    // compilation (--trace-opt), one starting at 50 s about 0.1 s. Scorer's share less the timer,
+    // four pairs alternating on 2026-12-07 (the last two reading Redis's CPU from /proc,
+    // drainCpu.ts's redisCpuUs): 12.5 / 15.9 / 15.1 / 9.7 % after 20 s, 10.2 / 8.4 / 11.2 / 9.8 %
+    // after 50 s.
+    steadyWarmupS: 50,
   },
   kafkaClients: { records: 200_000, partitions: 12, rounds: 3 },
   // The first 3 s at the rate the product promises: a scorer started into load.

@@ -452,7 +452,10 @@ async function drainThroughScorer(
   try {
     // Read once ready, which the join completes (polled every 20 ms): the drain's CPU from here.
     const cpuAtJoinS = await scorer.metric("process_cpu_seconds_total");
-    const marked = await markDrainCpu(scorer.pid, brokerPid(ctx.endpoints.kafkaBrokers), ctx.redis());
+    const marked = await markDrainCpu(scorer.pid, brokerPid(ctx.endpoints.kafkaBrokers), {
+      url: ctx.endpoints.redisUrl,
+      client: () => ctx.redis(),
+    });
     const drained = exactlyOnce
       ? await measureDrain(
           () => ctx.topics.committedCount(groupId, input),
@@ -465,7 +468,10 @@ async function drainThroughScorer(
     const cpuS = (await scorer.metric("process_cpu_seconds_total")) - cpuAtJoinS;
     const cpuSplit = drainCpuSplit(
       marked,
-      await markDrainCpu(scorer.pid, brokerPid(ctx.endpoints.kafkaBrokers), ctx.redis()),
+      await markDrainCpu(scorer.pid, brokerPid(ctx.endpoints.kafkaBrokers), {
+        url: ctx.endpoints.redisUrl,
+        client: () => ctx.redis(),
+      }),
       drained.records,
     );
     const stateWork = {

@@ -1,8 +1,8 @@
 // Where a drain's CPU goes beyond the draining process's own total: its main thread against its
 // other threads (V8's helpers: parallel scavenging, concurrent marking and sweeping, optimizing
 // compilation; libuv's pool), and what Redis and the broker, on the same two cores, spent beside
-// it. Linux's /proc gives the threads and the broker; Redis its INFO. A figure this machine cannot
-// give is left out (no /proc, a broker elsewhere).
+// it. Linux's /proc gives the threads, the broker and a Redis on this machine; a Redis elsewhere
+// its INFO. A figure this machine cannot give is left out (no /proc, a broker elsewhere).
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, readlinkSync } from "node:fs";
 import type { Redis } from "ioredis";
@@ -70,8 +70,12 @@ function readSchedstat(path: string): readonly [number, number] | undefined {
  * inode, and the process holding it has a descriptor linked to it. Found once per port.
  */
 export function brokerPid(kafkaBrokers: string): number | undefined {
-  const first = kafkaBrokers.split(",")[0]?.trim() ?? "";
-  const match = /^(127\.0\.0\.1|localhost|\[::1\]):(\d+)$/.exec(first);
+  return localListenerPid(kafkaBrokers.split(",")[0]?.trim() ?? "");
+}
+
+/** The process listening on `host:port`, when that is this machine; found once per port. */
+function localListenerPid(hostPort: string): number | undefined {
+  const match = /^(127\.0\.0\.1|localhost|\[::1\]):(\d+)$/.exec(hostPort);
   if (match === null) return undefined;
   const port = Number(match[2]);
   if (!listeners.has(port)) listeners.set(port, listeningPid(port));
@@ -122,13 +126,23 @@ function safeReaddir(dir: string): string[] {
 }
 
 /**
- * The Redis server's CPU time so far, µs (INFO cpu: user + system, all its threads). It runs on the
- * same two cores as the scorer, and the scripts each batch runs cost it about as much CPU as the
- * scorer spends on a transaction in all, so a rate the scorer alone could hold may not fit beside
- * it. The bench's Redis serves nothing else while a section runs.
+ * The Redis server's CPU time so far, µs (user + system, all its threads). It runs on the same two
+ * cores as the scorer, and the scripts each batch runs cost it about as much CPU as the scorer
+ * spends on a transaction in all, so a rate the scorer alone could hold may not fit beside it. The
+ * bench's Redis serves nothing else while a section runs.
+ *
+ * Read from /proc when the server is on this machine, not with INFO: in the in-process sections the
+ * command goes through the ioredis code the scorer under test runs, and its reply, of another shape
+ * than the scripts', deoptimized that code at the start of the measured window (V8's --trace-deopt
+ * in bench section 8's steady run, 2026-12-07: ioredis's sendCommand, transformReply and a dozen
+ * more), which was then compiled again inside it. INFO, through `client`, for a server elsewhere.
  */
-export async function redisCpuUs(redis: Redis): Promise<number> {
-  const info = await redis.info("cpu");
+export async function redisCpuUs(redisUrl: string, client: () => Redis): Promise<number> {
+  const { hostname, port } = new URL(redisUrl);
+  const pid = localListenerPid(`${hostname}:${port || "6379"}`);
+  const own = threadCpu(pid);
+  if (own !== undefined) return own.allUs;
+  const info = await client().info("cpu");
   const seconds = (field: string) => Number(new RegExp(`^${field}:([0-9.]+)`, "m").exec(info)?.[1] ?? NaN);
   return (seconds("used_cpu_user") + seconds("used_cpu_sys")) * 1e6;
 }
@@ -151,13 +165,13 @@ export interface DrainCpuMark {
 export async function markDrainCpu(
   pid: number | undefined,
   broker: number | undefined,
-  redis: Redis | undefined,
+  redis: { readonly url: string; readonly client: () => Redis } | undefined,
 ): Promise<DrainCpuMark> {
   // The time of the thread readings, not of Redis's answer after them.
   const atMs = performance.now();
   const own = threadCpu(pid);
   const brokerUs = threadCpu(broker)?.allUs;
-  const redisUs = redis === undefined ? undefined : await redisCpuUs(redis);
+  const redisUs = redis === undefined ? undefined : await redisCpuUs(redis.url, redis.client);
   return {
     atMs,
     ...(own ? { process: own } : {}),

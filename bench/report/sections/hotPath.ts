@@ -146,7 +146,7 @@ function hotPathChapter(h: HotPathResult): string[] {
     ...ownerAndFrameTables(d.owners, d.topFrames, "self %"),
     "",
     ...allocationChapter(d.allocation),
-    `Steady arrivals (1 ms timer), scored through the scoring queue with the product's batch linger, measured after ${h.steady[0]?.warmupS ?? 3} s at the same rate (V8 optimizes per-batch code for the first ~15 s); latency from arrival to decision. ` +
+    `Steady arrivals (1 ms timer), scored through the scoring queue with the product's batch linger, measured after ${h.steady[0]?.warmupS ?? 3} s at the same rate (V8 optimizes per-batch code for the first ~15 s, and again after some 20,000 transactions, when it throws away the state path's optimized code at once: bench/benchPlan.ts); latency from arrival to decision. ` +
       "The process's share of a core includes the bench's own 1 ms arrival timer, a thousand wake-ups a second; " +
       "the same timer loop run alone just before each run (no ingest, no scoring) gives its cost, and the scorer's share is the difference. " +
       "Redis's own CPU over the same window is beside it:",
