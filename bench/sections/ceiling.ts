@@ -452,10 +452,7 @@ async function drainThroughScorer(
   try {
     // Read once ready, which the join completes (polled every 20 ms): the drain's CPU from here.
     const cpuAtJoinS = await scorer.metric("process_cpu_seconds_total");
-    const marked = await markDrainCpu(scorer.pid, brokerPid(ctx.endpoints.kafkaBrokers), {
-      url: ctx.endpoints.redisUrl,
-      client: () => ctx.redis(),
-    });
+    const marked = await markDrainCpu(scorer.pid, brokerPid(ctx.endpoints.kafkaBrokers), ctx.redisCpuSource);
     const drained = exactlyOnce
       ? await measureDrain(
           () => ctx.topics.committedCount(groupId, input),
@@ -468,10 +465,7 @@ async function drainThroughScorer(
     const cpuS = (await scorer.metric("process_cpu_seconds_total")) - cpuAtJoinS;
     const cpuSplit = drainCpuSplit(
       marked,
-      await markDrainCpu(scorer.pid, brokerPid(ctx.endpoints.kafkaBrokers), {
-        url: ctx.endpoints.redisUrl,
-        client: () => ctx.redis(),
-      }),
+      await markDrainCpu(scorer.pid, brokerPid(ctx.endpoints.kafkaBrokers), ctx.redisCpuSource),
       drained.records,
     );
     const stateWork = {

@@ -382,7 +382,7 @@ export async function runDrain(ctx: BenchContext, parts: ScoringParts): Promise<
     await runPlain(0, warmupTransactions);
     modelDecided = 0;
     const reads0 = h.reads();
-    const redis0 = await redisCpuUs(ctx.endpoints.redisUrl, () => ctx.redis());
+    const redis0 = await redisCpuUs(ctx.redisCpuSource);
     const collections = countCollections();
     const cpu0 = processCpuUs();
     const t0 = performance.now();
@@ -390,7 +390,7 @@ export async function runDrain(ctx: BenchContext, parts: ScoringParts): Promise<
     const seconds = (performance.now() - t0) / 1000;
     const cpu = processCpuUs() - cpu0;
     const gc = await collections.stop(seconds);
-    const redisCpu = (await redisCpuUs(ctx.endpoints.redisUrl, () => ctx.redis())) - redis0;
+    const redisCpu = (await redisCpuUs(ctx.redisCpuSource)) - redis0;
     const reads = readsSince(reads0, h.reads());
     // Read now: the allocation pass below runs runPlain again, which counts on.
     const modelShare = round3(modelDecided / n);
@@ -527,13 +527,13 @@ async function runIssuerScaleDrain(
   try {
     await plainPass(h, h.context, maxBatch, 0, warmup);
     const reads0 = h.reads();
-    const redis0 = await redisCpuUs(ctx.endpoints.redisUrl, () => ctx.redis());
+    const redis0 = await redisCpuUs(ctx.redisCpuSource);
     const cpu0 = processCpuUs();
     const t0 = performance.now();
     const modelDecided = await plainPass(h, h.context, maxBatch, warmup, warmup + n);
     const seconds = (performance.now() - t0) / 1000;
     const cpu = processCpuUs() - cpu0;
-    const redisCpu = (await redisCpuUs(ctx.endpoints.redisUrl, () => ctx.redis())) - redis0;
+    const redisCpu = (await redisCpuUs(ctx.redisCpuSource)) - redis0;
     const reads = readsSince(reads0, h.reads());
     return {
       // The warm-up pays every variant of every simulated card.
@@ -640,7 +640,7 @@ export async function runSteady(
   let sent = 0;
   let cpu0 = processCpuUs();
   let t0 = performance.now();
-  let redis0 = redisCpuUs(ctx.endpoints.redisUrl, () => ctx.redis());
+  let redis0 = redisCpuUs(ctx.redisCpuSource);
   try {
     const started = performance.now();
     // Arrivals on a 1 ms timer, as a consumer hands over what each fetch brought.
@@ -652,7 +652,7 @@ export async function runSteady(
           if (profiler !== undefined) void profiler.post("Profiler.start");
           eld.enable();
           // Asked now, answered within a few ms of a 20 s window.
-          redis0 = redisCpuUs(ctx.endpoints.redisUrl, () => ctx.redis());
+          redis0 = redisCpuUs(ctx.redisCpuSource);
           cpu0 = processCpuUs();
           t0 = performance.now();
         }
@@ -668,7 +668,7 @@ export async function runSteady(
     await queue.idle();
     const cpu = processCpuUs() - cpu0;
     const wallS = (performance.now() - t0) / 1000;
-    const redisCpu = (await redisCpuUs(ctx.endpoints.redisUrl, () => ctx.redis())) - (await redis0);
+    const redisCpu = (await redisCpuUs(ctx.redisCpuSource)) - (await redis0);
     eld.disable();
     let steadyProfile: HotPathSteadyProfile | undefined;
     if (profiler !== undefined) {

@@ -11,6 +11,7 @@ import { simulatedTraffic, sliceOf, type TrafficSource } from "../../src/tools/t
 import type { KafkaPort } from "../../src/stream/kafkaPort.js";
 import { deleteNamespace } from "../../src/state/namespaceKeys.js";
 import type { BenchPlan } from "../benchPlan.js";
+import type { RedisCpuSource } from "./drainCpu.js";
 import { benchKafka, benchPort, TopicRegistry } from "./benchKafka.js";
 import type { ComparedCheckout } from "./comparedCheckout.js";
 import type { StackEndpoints } from "./stackEndpoints.js";
@@ -50,6 +51,11 @@ export class BenchContext {
   /** The bench's own Redis connection (sections that talk to Redis directly). */
   redis(): Redis {
     return (this.#redis ??= new Redis(this.endpoints.redisUrl, { maxRetriesPerRequest: 1 }));
+  }
+
+  /** The stack's Redis, for reading its CPU (drainCpu.ts's redisCpuUs). */
+  get redisCpuSource(): RedisCpuSource {
+    return { url: this.endpoints.redisUrl, client: () => this.redis() };
   }
 
   logFile(label: string): string {

@@ -125,6 +125,12 @@ function safeReaddir(dir: string): string[] {
   }
 }
 
+/** The Redis whose CPU is read (redisCpuUs): its URL, and a client for INFO should it be elsewhere. */
+export interface RedisCpuSource {
+  readonly url: string;
+  readonly client: () => Redis;
+}
+
 /**
  * The Redis server's CPU time so far, µs (user + system, all its threads). It runs on the same two
  * cores as the scorer, and the scripts each batch runs cost it about as much CPU as the scorer
@@ -137,8 +143,8 @@ function safeReaddir(dir: string): string[] {
  * in bench section 8's steady run, 2026-12-07: ioredis's sendCommand, transformReply and a dozen
  * more), which was then compiled again inside it. INFO, through `client`, for a server elsewhere.
  */
-export async function redisCpuUs(redisUrl: string, client: () => Redis): Promise<number> {
-  const { hostname, port } = new URL(redisUrl);
+export async function redisCpuUs({ url, client }: RedisCpuSource): Promise<number> {
+  const { hostname, port } = new URL(url);
   const pid = localListenerPid(`${hostname}:${port || "6379"}`);
   const own = threadCpu(pid);
   if (own !== undefined) return own.allUs;
@@ -165,13 +171,13 @@ export interface DrainCpuMark {
 export async function markDrainCpu(
   pid: number | undefined,
   broker: number | undefined,
-  redis: { readonly url: string; readonly client: () => Redis } | undefined,
+  redis: RedisCpuSource | undefined,
 ): Promise<DrainCpuMark> {
   // The time of the thread readings, not of Redis's answer after them.
   const atMs = performance.now();
   const own = threadCpu(pid);
   const brokerUs = threadCpu(broker)?.allUs;
-  const redisUs = redis === undefined ? undefined : await redisCpuUs(redis.url, redis.client);
+  const redisUs = redis === undefined ? undefined : await redisCpuUs(redis);
   return {
     atMs,
     ...(own ? { process: own } : {}),
