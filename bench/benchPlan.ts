@@ -3,6 +3,18 @@
 // proves the harness still works; its numbers mean little).
 import { configKeyDefault } from "../src/ops/configSchema.js";
 
+/** The steady rate of the product's promise (bench section 8's steady runs), tx/s. */
+const STEADY_RATE = 1_000;
+
+/**
+ * A batch at STEADY_RATE and the idle before the next (section 5's afterIdle): the product's
+ * batch linger apart, and as many transactions as arrive in it.
+ */
+const STEADY_BATCH = (() => {
+  const lingerMs = configKeyDefault("scoring.lingerMs") as number;
+  return { batchSize: Math.max(1, Math.round((STEADY_RATE * lingerMs) / 1_000)), gapMs: lingerMs };
+})();
+
 export interface BenchPlan {
   readonly smoke: boolean;
   readonly traffic: { readonly transactions: number; readonly seed: number };
@@ -115,8 +127,7 @@ export const FULL_PLAN: BenchPlan = {
     batchSizes: [1, 16, 64, 256],
     rounds: 20,
     stepsPerRound: 1_000,
-    // A steady 1,000 tx/s batch: 20 transactions, 20 ms apart (the batch linger).
-    afterIdle: { batchSize: 20, gapMs: 20, samples: 200 },
+    afterIdle: { ...STEADY_BATCH, samples: 200 },
   },
   ceiling: { records: 300_000, perfRecords: 500_000, partitions: 12, rounds: 2 },
   noisyNeighbour: { rate: 1_000 },
@@ -138,7 +149,7 @@ export const FULL_PLAN: BenchPlan = {
     warmupTransactions: 60_000,
     // The product's batch cap (scoring.maxBatch): a drain's batches are full ones.
     maxBatch: configKeyDefault("scoring.maxBatch") as number,
-    steadyRate: 1_000,
+    steadyRate: STEADY_RATE,
     steadyS: 20,
     // At 200 batches/s V8 is still optimizing the per-batch functions for the first ~15 s; with
     // 3 s of warm-up that compilation landed in the measured window (22.6/24.4 % of a core
@@ -191,7 +202,7 @@ export const SMOKE_PLAN: BenchPlan = {
     batchSizes: [1, 64],
     rounds: 2,
     stepsPerRound: 20,
-    afterIdle: { batchSize: 20, gapMs: 20, samples: 3 },
+    afterIdle: { ...STEADY_BATCH, samples: 3 },
   },
   ceiling: { records: 3_000, perfRecords: 20_000, partitions: 4, rounds: 2 },
   noisyNeighbour: { rate: 300 },
@@ -208,7 +219,7 @@ export const SMOKE_PLAN: BenchPlan = {
     drainTransactions: 5_000,
     warmupTransactions: 500,
     maxBatch: 64,
-    steadyRate: 1_000,
+    steadyRate: STEADY_RATE,
     steadyS: 2,
     steadyWarmupS: 0.5,
     issuerScaleCachedCards: 1_000,

@@ -651,7 +651,7 @@ export async function runSteady(
           // The inspector answers in this thread, before the tick goes on.
           if (profiler !== undefined) void profiler.post("Profiler.start");
           eld.enable();
-          // Asked now, answered within a few ms of a 20 s window.
+          // Read now (from /proc at once; by INFO, for a Redis elsewhere, within a few ms).
           redis0 = redisCpuUs(ctx.redisCpuSource);
           cpu0 = processCpuUs();
           t0 = performance.now();

@@ -3,12 +3,12 @@
 // which quantizes each batch with that batch's own range), at the batch sizes of the plan, on ONNX
 // Runtime's CPU provider with one intra-op thread as `serve` configures it. µs per transaction.
 //
-// Then the same fp32 step after the thread has been idle as long as a steady 1,000 tx/s leaves it
-// between batches (the batch linger, 20 ms) against back to back: bench section 8's steady runs
-// pay several times what a step costs in its drain, and this shows how much of that is the
-// machine's, with no Redis, Kafka or scoring code around the step. A second kind of gap keeps the
-// thread busy instead (a JavaScript loop reading the clock), so that the difference is not the
-// thread having slept.
+// Then the same fp32 step after the thread has been idle as long as a steady 1,000 tx/s leaves
+// it between batches (the batch linger; bench/benchPlan.ts's STEADY_BATCH) against back to back:
+// bench section 8's steady runs pay several times what a step costs in its drain, and this shows
+// how much of that is the machine's, with no Redis, Kafka or scoring code around the step. A
+// second kind of gap keeps the thread busy instead (a JavaScript loop reading the clock), so
+// that the difference is not the thread having slept.
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { FP32_MODEL_FILE, INT8_MODEL_FILE, type Manifest } from "../../src/model/manifest.js";

@@ -146,8 +146,8 @@ export interface RedisCpuSource {
 export async function redisCpuUs({ url, client }: RedisCpuSource): Promise<number> {
   const { hostname, port } = new URL(url);
   const pid = localListenerPid(`${hostname}:${port || "6379"}`);
-  const own = threadCpu(pid);
-  if (own !== undefined) return own.allUs;
+  const server = threadCpu(pid);
+  if (server !== undefined) return server.allUs;
   const info = await client().info("cpu");
   const seconds = (field: string) => Number(new RegExp(`^${field}:([0-9.]+)`, "m").exec(info)?.[1] ?? NaN);
   return (seconds("used_cpu_user") + seconds("used_cpu_sys")) * 1e6;
