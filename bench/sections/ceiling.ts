@@ -47,6 +47,13 @@ export interface DrainThroughput {
    */
   readonly cpuUsPerRecord?: number;
   /**
+   * A scorer's drains only: its CPU from the poll that first found half the records out to the
+   * last, ÷ the records output meanwhile. What a record costs a process already warm: V8 has
+   * compiled the hot code, and the state cache holds the cards seen so far. The whole drain's
+   * figure also holds a fresh process's first seconds. Absent in results from before it was measured.
+   */
+  readonly secondHalfCpuUsPerRecord?: number;
+  /**
    * That CPU by thread (the process's main thread, its other threads; from /proc, so a drain's
    * two parts add up to about cpuUsPerRecord) and what Redis and the broker spent beside it, µs per
    * record (bench/support/drainCpu.ts). Absent in results from before it was measured.
@@ -56,7 +63,10 @@ export interface DrainThroughput {
   readonly rounds?: readonly DrainRound[];
 }
 
-export type DrainRound = Pick<DrainThroughput, "seconds" | "recordsPerSecond" | "cpuUsPerRecord">;
+export type DrainRound = Pick<
+  DrainThroughput,
+  "seconds" | "recordsPerSecond" | "cpuUsPerRecord" | "secondHalfCpuUsPerRecord"
+>;
 
 const cpuUsPerRecord = (cpuUs: number, records: number) => Math.round((10 * cpuUs) / records) / 10;
 
@@ -235,6 +245,7 @@ function meanOfRounds<T extends DrainThroughput & { readonly stateWork?: DrainSt
   if (runs.length === 1) return runs[0]!;
   const mean = (values: readonly number[]) => values.reduce((a, b) => a + b, 0) / values.length;
   const cpu = runs.map((r) => r.cpuUsPerRecord).filter((c): c is number => c !== undefined);
+  const secondHalf = runs.map((r) => r.secondHalfCpuUsPerRecord).filter((c): c is number => c !== undefined);
   const work = runs.map((r) => r.stateWork).filter((w): w is DrainStateWork => w !== undefined);
   const split = meanCpuSplit(runs.map((r) => r.cpuSplit));
   return {
@@ -242,6 +253,7 @@ function meanOfRounds<T extends DrainThroughput & { readonly stateWork?: DrainSt
     seconds: round3(mean(runs.map((r) => r.seconds))),
     recordsPerSecond: Math.round(mean(runs.map((r) => r.recordsPerSecond))),
     ...(cpu.length === runs.length ? { cpuUsPerRecord: round1(mean(cpu)) } : {}),
+    ...(secondHalf.length === runs.length ? { secondHalfCpuUsPerRecord: round1(mean(secondHalf)) } : {}),
     ...(split === undefined ? {} : { cpuSplit: split }),
     ...(work.length > 0
       ? {
@@ -251,10 +263,11 @@ function meanOfRounds<T extends DrainThroughput & { readonly stateWork?: DrainSt
           },
         }
       : {}),
-    rounds: runs.map(({ seconds, recordsPerSecond, cpuUsPerRecord }) => ({
+    rounds: runs.map(({ seconds, recordsPerSecond, cpuUsPerRecord, secondHalfCpuUsPerRecord }) => ({
       seconds,
       recordsPerSecond,
       ...(cpuUsPerRecord === undefined ? {} : { cpuUsPerRecord }),
+      ...(secondHalfCpuUsPerRecord === undefined ? {} : { secondHalfCpuUsPerRecord }),
     })),
   };
 }
@@ -453,16 +466,25 @@ async function drainThroughScorer(
     // Read once ready, which the join completes (polled every 20 ms): the drain's CPU from here.
     const cpuAtJoinS = await scorer.metric("process_cpu_seconds_total");
     const marked = await markDrainCpu(scorer.pid, brokerPid(ctx.endpoints.kafkaBrokers), ctx.redisCpuSource);
-    const drained = exactlyOnce
-      ? await measureDrain(
-          () => ctx.topics.committedCount(groupId, input),
-          `${groupId} committed on ${input}`,
-          records,
-          joinedAt,
-          600_000,
-        )
-      : await measureOutput(ctx, topics.decisions, records, joinedAt, 600_000);
-    const cpuS = (await scorer.metric("process_cpu_seconds_total")) - cpuAtJoinS;
+    // The CPU read at the first poll that finds half the records out: the drain's second half from there.
+    let half: { records: number; cpuS: number } | undefined;
+    const count = async (): Promise<number> => {
+      const n = exactlyOnce
+        ? await ctx.topics.committedCount(groupId, input)
+        : await ctx.topics.recordCount(topics.decisions);
+      if (half === undefined && n >= records / 2)
+        half = { records: n, cpuS: await scorer.metric("process_cpu_seconds_total") };
+      return n;
+    };
+    const drained = await measureDrain(
+      count,
+      exactlyOnce ? `${groupId} committed on ${input}` : topics.decisions,
+      records,
+      joinedAt,
+      600_000,
+    );
+    const cpuAtEndS = await scorer.metric("process_cpu_seconds_total");
+    const cpuS = cpuAtEndS - cpuAtJoinS;
     const cpuSplit = drainCpuSplit(
       marked,
       await markDrainCpu(scorer.pid, brokerPid(ctx.endpoints.kafkaBrokers), ctx.redisCpuSource),
@@ -472,7 +494,22 @@ async function drainThroughScorer(
       deferred: await scorer.metric("fraud_card_state_total", { outcome: "deferred" }),
       dropped: await scorer.metric("fraud_card_state_total", { outcome: "dropped" }),
     };
-    return { ...drained, cpuUsPerRecord: cpuUsPerRecord(1e6 * cpuS, drained.records), cpuSplit, stateWork };
+    const secondHalf =
+      half !== undefined && drained.records > half.records
+        ? {
+            secondHalfCpuUsPerRecord: cpuUsPerRecord(
+              1e6 * (cpuAtEndS - half.cpuS),
+              drained.records - half.records,
+            ),
+          }
+        : {};
+    return {
+      ...drained,
+      cpuUsPerRecord: cpuUsPerRecord(1e6 * cpuS, drained.records),
+      ...secondHalf,
+      cpuSplit,
+      stateWork,
+    };
   } finally {
     await scorer.stop();
   }

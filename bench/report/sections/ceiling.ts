@@ -32,7 +32,25 @@ function cpuLines(c: CeilingResult): string[] {
         : `, where the passthrough, the same client consuming and producing the same records with nothing between, spent ` +
           `${fmt(passthrough)} µs (serve ${x(scorer / passthrough)}); section 8 measures what lies between, in process, without the client.`),
     "",
+    ...secondHalfLines(c),
     ...splitLines(c),
+  ];
+}
+
+/**
+ * serve's CPU over the second half of its drain beside the whole drain's (results from before
+ * 2026-12-07h have none): how much of a drain's cost per record is a fresh process's start.
+ */
+function secondHalfLines(c: CeilingResult): string[] {
+  const whole = c.scorer.cpuUsPerRecord;
+  const secondHalf = c.scorer.secondHalfCpuUsPerRecord;
+  if (whole === undefined || secondHalf === undefined) return [];
+  return [
+    `Over the second half of its drain (from the poll that first found half the decisions out to the last), serve spent ` +
+      `${fmt(secondHalf)} µs per transaction, ${x(secondHalf / whole)} the whole drain's: a process already warm, where V8 has ` +
+      "compiled the hot code and the state cache holds the cards seen so far. The whole drain's figure also holds a fresh " +
+      "process's first seconds, which a restart facing a backlog pays.",
+    "",
   ];
 }
 
@@ -222,6 +240,9 @@ export const ceilingReport: SectionRenderer<CeilingResult> = {
         `${fmt(c.scorer.recordsPerSecond)} vs ${fmt(c.passthrough.recordsPerSecond)} records/s` +
           (c.scorer.cpuUsPerRecord !== undefined && c.passthrough.cpuUsPerRecord !== undefined
             ? `; ${fmt(c.scorer.cpuUsPerRecord)} vs ${fmt(c.passthrough.cpuUsPerRecord)} CPU µs/record (Kafka client included)`
+            : "") +
+          (c.scorer.secondHalfCpuUsPerRecord !== undefined
+            ? `; serve over the drain's second half ${fmt(c.scorer.secondHalfCpuUsPerRecord)} µs/record`
             : ""),
         `scorer keeps ${pct(c.scorerOverPassthrough)} of the passthrough` +
           (c.scorer.stateWork ? `; ${fmt(c.scorer.stateWork.dropped)} state updates dropped` : ""),
@@ -251,6 +272,7 @@ export const ceilingReport: SectionRenderer<CeilingResult> = {
     const perf = (p: PerfToolResult) =>
       "recordsPerSecond" in p ? fmt(p.recordsPerSecond) : `n/a (${p.unavailable})`;
     const measuredCpu = c.scorer.cpuUsPerRecord !== undefined;
+    const measuredSecondHalf = c.scorer.secondHalfCpuUsPerRecord !== undefined;
     // A mean of several rounds shows them after it, in round order.
     const withRounds = (mean: string, d: DrainThroughput, each: (r: DrainRound) => number | undefined) =>
       d.rounds === undefined ? mean : `${mean} (${d.rounds.map((r) => fmtOrDash(each(r))).join(" · ")})`;
@@ -264,7 +286,15 @@ export const ceilingReport: SectionRenderer<CeilingResult> = {
               : withRounds(fmt(d.cpuUsPerRecord), d, (r) => r.cpuUsPerRecord),
           ]
         : []),
+      ...(measuredSecondHalf
+        ? [
+            d.secondHalfCpuUsPerRecord === undefined
+              ? "—"
+              : withRounds(fmt(d.secondHalfCpuUsPerRecord), d, (r) => r.secondHalfCpuUsPerRecord),
+          ]
+        : []),
     ];
+    const noCpu = [...(measuredCpu ? ["—"] : []), ...(measuredSecondHalf ? ["—"] : [])];
     return [
       `A backlog of ${c.records} transactions (${c.recordBytes} bytes each, ${c.partitions} partitions) drained by the scorer ` +
         (c.passthroughClient === undefined
@@ -283,7 +313,12 @@ export const ceilingReport: SectionRenderer<CeilingResult> = {
           : ""),
       "",
       table(
-        ["", "records / s", ...(measuredCpu ? ["CPU µs / record"] : [])],
+        [
+          "",
+          "records / s",
+          ...(measuredCpu ? ["CPU µs / record"] : []),
+          ...(measuredSecondHalf ? ["the drain's second half"] : []),
+        ],
         [
           drainRow("fraud-scorer serve", c.scorer),
           ...(c.scorerDefaultYoungGeneration
@@ -297,8 +332,8 @@ export const ceilingReport: SectionRenderer<CeilingResult> = {
             : []),
           drainRow(passthroughName(c), c.passthrough),
           ...(c.kafkajsPassthrough ? [drainRow("kafkajs passthrough", c.kafkajsPassthrough)] : []),
-          ["Kafka ConsumerPerformance", perf(c.kafkaConsumerPerf), ...(measuredCpu ? ["—"] : [])],
-          ["Kafka ProducerPerformance", perf(c.kafkaProducerPerf), ...(measuredCpu ? ["—"] : [])],
+          ["Kafka ConsumerPerformance", perf(c.kafkaConsumerPerf), ...noCpu],
+          ["Kafka ProducerPerformance", perf(c.kafkaProducerPerf), ...noCpu],
         ],
       ),
       "",

@@ -182,6 +182,30 @@ describe("the bench report", () => {
     expect(summaryTable(measured)).toContain("; 40.5 vs 9.00 CPU µs/record (Kafka client included)");
   });
 
+  it("sets serve's CPU over the drain's second half beside the whole drain's when measured, and not before", () => {
+    const measured = withCeiling({
+      scorer: { ...committedCeiling.scorer, cpuUsPerRecord: 30 },
+      passthrough: { ...committedCeiling.passthrough, cpuUsPerRecord: 10 },
+    });
+    expect(renderReport(measured, "run").markdown).not.toContain("second half");
+    const rounds = [
+      { seconds: 10, recordsPerSecond: 30_000, cpuUsPerRecord: 32, secondHalfCpuUsPerRecord: 26 },
+      { seconds: 10, recordsPerSecond: 30_000, cpuUsPerRecord: 28, secondHalfCpuUsPerRecord: 24 },
+    ];
+    const withHalf = withCeiling({
+      scorer: { ...committedCeiling.scorer, cpuUsPerRecord: 30, secondHalfCpuUsPerRecord: 25, rounds },
+      passthrough: { ...committedCeiling.passthrough, cpuUsPerRecord: 10 },
+    });
+    const { markdown } = renderReport(withHalf, "run");
+    expect(markdown).toContain("| records / s | CPU µs / record | the drain's second half |");
+    expect(markdown).toContain("| 30.0 (32.0 · 28.0) | 25.0 (26.0 · 24.0) |");
+    // The passthrough measured no second half: a dash in its column.
+    expect(markdown).toContain("| 10.0 | — |");
+    expect(markdown).toContain("serve spent 25.0 µs per transaction, ×0.83 the whole drain's");
+    expect(summaryTable(withHalf)).toContain("; serve over the drain's second half 25.0 µs/record");
+    expect(summaryTable(measured)).not.toContain("second half");
+  });
+
   /**
    * A ceiling whose drains were split by thread: serve 30 µs a record (main thread 22, other
    * threads 8) beside Redis's 6 and the broker's 4, the passthrough 10 (7 and 3) beside the
