@@ -79,7 +79,7 @@ function splitLines(c: CeilingResult): string[] {
     // rate, and the passthrough's, cannot pass.
     const scorerBound = 2e6 / scorerMachine;
     lines.push(
-      `Beside serve's drain, on the same two cores, Redis spent ${fmt(s.redisUsPerRecord)} µs of its own per transaction (INFO cpu) ` +
+      `Beside serve's drain, on the same two cores, Redis spent ${fmt(s.redisUsPerRecord)} µs of its own per transaction (/proc; INFO cpu for a Redis elsewhere) ` +
         `and the broker ${fmt(s.brokerUsPerRecord)} (the process on its port, /proc); beside the passthrough's, the broker ${fmt(p.brokerUsPerRecord)}. ` +
         `**A record of serve's drain costs the machine ${fmt(scorerMachine)} µs of CPU, one of the passthrough's ${fmt(passthroughMachine)}.** ` +
         `Two cores at full use would drain at most ${fmt(Math.round(scorerBound))} records/s through serve (it drained ${fmt(c.scorer.recordsPerSecond)}: ` +

@@ -116,7 +116,7 @@ function hotPathChapter(h: HotPathResult): string[] {
       (d.redisCpuUsPerTransaction === undefined
         ? ""
         : `. Redis, on the same two cores, spent **${d.redisCpuUsPerTransaction} µs of its own CPU per transaction** ` +
-          "over the same drain (INFO cpu; the read and write scripts of each batch, one card's commands after another)") +
+          "over the same drain (/proc; INFO cpu for a Redis elsewhere; the read and write scripts of each batch, one card's commands after another)") +
       (d.gc === undefined
         ? ""
         : `. V8 collected the young generation ${d.gc.minor} times and the whole heap ${d.gc.major} times, ` +
