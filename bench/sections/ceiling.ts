@@ -244,16 +244,21 @@ function meanOfRounds<T extends DrainThroughput & { readonly stateWork?: DrainSt
 ): T {
   if (runs.length === 1) return runs[0]!;
   const mean = (values: readonly number[]) => values.reduce((a, b) => a + b, 0) / values.length;
-  const cpu = runs.map((r) => r.cpuUsPerRecord).filter((c): c is number => c !== undefined);
-  const secondHalf = runs.map((r) => r.secondHalfCpuUsPerRecord).filter((c): c is number => c !== undefined);
+  /** The rounds' mean of a figure every round measured (results from before it have none). */
+  const meanOfEvery = (figure: (r: T) => number | undefined): number | undefined => {
+    const values = runs.map(figure).filter((v): v is number => v !== undefined);
+    return values.length === runs.length ? round1(mean(values)) : undefined;
+  };
+  const cpu = meanOfEvery((r) => r.cpuUsPerRecord);
+  const secondHalf = meanOfEvery((r) => r.secondHalfCpuUsPerRecord);
   const work = runs.map((r) => r.stateWork).filter((w): w is DrainStateWork => w !== undefined);
   const split = meanCpuSplit(runs.map((r) => r.cpuSplit));
   return {
     ...runs[0]!,
     seconds: round3(mean(runs.map((r) => r.seconds))),
     recordsPerSecond: Math.round(mean(runs.map((r) => r.recordsPerSecond))),
-    ...(cpu.length === runs.length ? { cpuUsPerRecord: round1(mean(cpu)) } : {}),
-    ...(secondHalf.length === runs.length ? { secondHalfCpuUsPerRecord: round1(mean(secondHalf)) } : {}),
+    ...(cpu === undefined ? {} : { cpuUsPerRecord: cpu }),
+    ...(secondHalf === undefined ? {} : { secondHalfCpuUsPerRecord: secondHalf }),
     ...(split === undefined ? {} : { cpuSplit: split }),
     ...(work.length > 0
       ? {

@@ -272,29 +272,27 @@ export const ceilingReport: SectionRenderer<CeilingResult> = {
     const perf = (p: PerfToolResult) =>
       "recordsPerSecond" in p ? fmt(p.recordsPerSecond) : `n/a (${p.unavailable})`;
     const measuredCpu = c.scorer.cpuUsPerRecord !== undefined;
-    const measuredSecondHalf = c.scorer.secondHalfCpuUsPerRecord !== undefined;
+    // The CPU columns the scorer's drain measured (results from before each have none of it).
+    const cpuColumns = (
+      [
+        ["CPU µs / record", (d) => d.cpuUsPerRecord],
+        ["the drain's second half", (d) => d.secondHalfCpuUsPerRecord],
+      ] as const satisfies readonly (readonly [string, (d: DrainRound) => number | undefined])[]
+    ).filter(([, figure]) => figure(c.scorer) !== undefined);
     // A mean of several rounds shows them after it, in round order.
-    const withRounds = (mean: string, d: DrainThroughput, each: (r: DrainRound) => number | undefined) =>
-      d.rounds === undefined ? mean : `${mean} (${d.rounds.map((r) => fmtOrDash(each(r))).join(" · ")})`;
+    const withRounds = (d: DrainThroughput, figure: (r: DrainRound) => number | undefined) => {
+      const mean = figure(d);
+      if (mean === undefined) return "—";
+      return d.rounds === undefined
+        ? fmt(mean)
+        : `${fmt(mean)} (${d.rounds.map((r) => fmtOrDash(figure(r))).join(" · ")})`;
+    };
     const drainRow = (name: string, d: DrainThroughput) => [
       name,
-      withRounds(fmt(d.recordsPerSecond), d, (r) => r.recordsPerSecond),
-      ...(measuredCpu
-        ? [
-            d.cpuUsPerRecord === undefined
-              ? "—"
-              : withRounds(fmt(d.cpuUsPerRecord), d, (r) => r.cpuUsPerRecord),
-          ]
-        : []),
-      ...(measuredSecondHalf
-        ? [
-            d.secondHalfCpuUsPerRecord === undefined
-              ? "—"
-              : withRounds(fmt(d.secondHalfCpuUsPerRecord), d, (r) => r.secondHalfCpuUsPerRecord),
-          ]
-        : []),
+      withRounds(d, (r) => r.recordsPerSecond),
+      ...cpuColumns.map(([, figure]) => withRounds(d, figure)),
     ];
-    const noCpu = [...(measuredCpu ? ["—"] : []), ...(measuredSecondHalf ? ["—"] : [])];
+    const noCpu = cpuColumns.map(() => "—");
     return [
       `A backlog of ${c.records} transactions (${c.recordBytes} bytes each, ${c.partitions} partitions) drained by the scorer ` +
         (c.passthroughClient === undefined
@@ -313,12 +311,7 @@ export const ceilingReport: SectionRenderer<CeilingResult> = {
           : ""),
       "",
       table(
-        [
-          "",
-          "records / s",
-          ...(measuredCpu ? ["CPU µs / record"] : []),
-          ...(measuredSecondHalf ? ["the drain's second half"] : []),
-        ],
+        ["", "records / s", ...cpuColumns.map(([header]) => header)],
         [
           drainRow("fraud-scorer serve", c.scorer),
           ...(c.scorerDefaultYoungGeneration
