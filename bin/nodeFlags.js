@@ -57,6 +57,25 @@
 // heap's limit, so a smaller heap given with --max-old-space-size lowers it). A size given on
 // Node's command line (--initial-old-space-size or --initial-heap-size) wins; Node refuses both
 // in NODE_OPTIONS.
+//
+// One thread in V8's worker pool (--v8-pool-size=1; Node's default: 4), where V8 compiles
+// optimized code in the background (the collector no longer uses it: --single-threaded-gc). About
+// 6 s into a load of 500 tx/s, V8's optimizing compiler takes the per-transaction path in one
+// wave (70 functions compiled in one second, jobs of up to 121 ms; --trace-opt): with four
+// compiling threads that wave took serve's main thread off the two cores it shares with the
+// broker and Redis (five event-loop turns of 16-27 ms in a row), and `npm run demo`'s p99 in that
+// second was 73-97 ms in eight of eleven runs (220 ms, with 9 rules decisions, in one more)
+// against 32-35 ms in a run's median second. Measured on 2026-12-07 (AMD EPYC, 2 vCPUs):
+//   - `npm run demo`, three pairs alternating with NODE_OPTIONS=--v8-pool-size=4 (serve alone
+//     differing): that second 73 / 60 / 35 ms against 82 / 79 / 113, the whole run's p99
+//     46 / 40 / 35 against 54 / 44 / 52, its max 83 / 76 / 61 against 90 / 83 / 126; with the
+//     demo's own process on one thread too, that second 35-41 ms in four runs of four;
+//   - serve draining section 6's backlog, two rounds each: 55.5 / 52.8 µs of CPU per record
+//     against 52.3 / 52.3, at 18.4k / 20.0k records/s against 18.5k / 18.6k: no difference this
+//     machine could show.
+// What it costs: the hot path reaches optimized code later during such a wave, on any machine;
+// where the scorer has cores to itself, give --v8-pool-size=4. A pool size given on Node's
+// command line or in NODE_OPTIONS wins.
 
 const SCORING_COMMANDS = new Set(["serve", "replay", "shadow"]);
 
@@ -67,7 +86,8 @@ const COLLECTOR_THREADS =
 /**
  * The flags the scoring commands run with, each with what counts as given instead (on Node's
  * command line or in NODE_OPTIONS), which wins: any young-generation size; any of V8's flags
- * that say how many threads collect; any initial old-generation or heap size.
+ * that say how many threads collect; any initial old-generation or heap size; any worker-pool
+ * size.
  */
 const SCORING_FLAGS = [
   { flag: "--max-semi-space-size=64", given: (arg) => arg.startsWith("--max-semi-space-size") },
@@ -76,6 +96,7 @@ const SCORING_FLAGS = [
     flag: "--initial-old-space-size=512",
     given: (arg) => /^--initial[-_](old[-_]space|heap)[-_]size/.test(arg),
   },
+  { flag: "--v8-pool-size=1", given: (arg) => arg.startsWith("--v8-pool-size") },
 ];
 
 const argsOf = (execArgv, nodeOptions) => [...execArgv, ...nodeOptions.split(/\s+/)];

@@ -78,9 +78,14 @@ describe("bin/fraud-scorer.js, Node's flags for the commands that score", () => 
     });
   };
 
-  const SCORING_FLAGS = ["--max-semi-space-size=64", "--single-threaded-gc", "--initial-old-space-size=512"];
+  const SCORING_FLAGS = [
+    "--max-semi-space-size=64",
+    "--single-threaded-gc",
+    "--initial-old-space-size=512",
+    "--v8-pool-size=1",
+  ];
 
-  it("starts serve again in the same process with a 64 MB young generation, the collector on one thread and a 512 MB old-generation floor", async () => {
+  it("starts serve again in the same process with a 64 MB young generation, the collector on one thread, a 512 MB old-generation floor and one V8 worker thread", async () => {
     const seen = await started(["serve", "--dev"]);
     expect(seen.execArgv).toEqual(SCORING_FLAGS);
     // execve, not a child: a supervisor's signals reach the scorer itself.
@@ -99,30 +104,55 @@ describe("bin/fraud-scorer.js, Node's flags for the commands that score", () => 
     // A young-generation size.
     [
       ["--max-semi-space-size=8"],
-      ["--single-threaded-gc", "--initial-old-space-size=512", "--max-semi-space-size=8"],
+      ["--single-threaded-gc", "--initial-old-space-size=512", "--v8-pool-size=1", "--max-semi-space-size=8"],
     ],
     // The collector's threads.
     [
       ["--no-single-threaded-gc"],
-      ["--max-semi-space-size=64", "--initial-old-space-size=512", "--no-single-threaded-gc"],
+      [
+        "--max-semi-space-size=64",
+        "--initial-old-space-size=512",
+        "--v8-pool-size=1",
+        "--no-single-threaded-gc",
+      ],
     ],
     [
       ["--no-parallel-scavenge"],
-      ["--max-semi-space-size=64", "--initial-old-space-size=512", "--no-parallel-scavenge"],
+      [
+        "--max-semi-space-size=64",
+        "--initial-old-space-size=512",
+        "--v8-pool-size=1",
+        "--no-parallel-scavenge",
+      ],
     ],
     // An old-generation or heap size.
     [
       ["--initial-old-space-size=128"],
-      ["--max-semi-space-size=64", "--single-threaded-gc", "--initial-old-space-size=128"],
+      [
+        "--max-semi-space-size=64",
+        "--single-threaded-gc",
+        "--v8-pool-size=1",
+        "--initial-old-space-size=128",
+      ],
     ],
     [
       ["--initial-heap-size=256"],
-      ["--max-semi-space-size=64", "--single-threaded-gc", "--initial-heap-size=256"],
+      ["--max-semi-space-size=64", "--single-threaded-gc", "--v8-pool-size=1", "--initial-heap-size=256"],
+    ],
+    // A worker-pool size.
+    [
+      ["--v8-pool-size=2"],
+      [
+        "--max-semi-space-size=64",
+        "--single-threaded-gc",
+        "--initial-old-space-size=512",
+        "--v8-pool-size=2",
+      ],
     ],
     // Every kind given: nothing added.
     [
-      ["--max-semi-space-size=32", "--single-threaded-gc", "--initial-old-space-size=64"],
-      ["--max-semi-space-size=32", "--single-threaded-gc", "--initial-old-space-size=64"],
+      ["--max-semi-space-size=32", "--single-threaded-gc", "--initial-old-space-size=64", "--v8-pool-size=2"],
+      ["--max-semi-space-size=32", "--single-threaded-gc", "--initial-old-space-size=64", "--v8-pool-size=2"],
     ],
   ])("keeps %j as given on the command line", async (nodeArgs, execArgv) => {
     expect((await started(["serve"], { nodeArgs })).execArgv).toEqual(execArgv);
@@ -131,6 +161,6 @@ describe("bin/fraud-scorer.js, Node's flags for the commands that score", () => 
   it("keeps a young-generation size given in NODE_OPTIONS", async () => {
     expect(
       (await started(["serve"], { env: { NODE_OPTIONS: "--max-semi-space-size=16" } })).execArgv,
-    ).toEqual(["--single-threaded-gc", "--initial-old-space-size=512"]);
+    ).toEqual(["--single-threaded-gc", "--initial-old-space-size=512", "--v8-pool-size=1"]);
   });
 });
