@@ -17,7 +17,7 @@ import { CompressionTypes, Partitioners, type Message } from "kafkajs";
 import { joinDelimitedFrames } from "../../src/codec/delimited.js";
 import { encodeTransactionPayload } from "../../src/codec/messages.js";
 import type { BenchContext } from "../support/benchContext.js";
-import { alternatingOrder, round1, round3 } from "../support/alternatingRounds.js";
+import { alternatingOrder, mean, meanOfEvery, round3 } from "../support/alternatingRounds.js";
 import {
   consumerPerformance,
   findKafkaTools,
@@ -243,14 +243,8 @@ function meanOfRounds<T extends DrainThroughput & { readonly stateWork?: DrainSt
   runs: readonly T[],
 ): T {
   if (runs.length === 1) return runs[0]!;
-  const mean = (values: readonly number[]) => values.reduce((a, b) => a + b, 0) / values.length;
-  /** The rounds' mean of a figure every round measured (results from before it have none). */
-  const meanOfEvery = (figure: (r: T) => number | undefined): number | undefined => {
-    const values = runs.map(figure).filter((v): v is number => v !== undefined);
-    return values.length === runs.length ? round1(mean(values)) : undefined;
-  };
-  const cpu = meanOfEvery((r) => r.cpuUsPerRecord);
-  const secondHalf = meanOfEvery((r) => r.secondHalfCpuUsPerRecord);
+  const cpu = meanOfEvery(runs.map((r) => r.cpuUsPerRecord));
+  const secondHalf = meanOfEvery(runs.map((r) => r.secondHalfCpuUsPerRecord));
   const work = runs.map((r) => r.stateWork).filter((w): w is DrainStateWork => w !== undefined);
   const split = meanCpuSplit(runs.map((r) => r.cpuSplit));
   return {

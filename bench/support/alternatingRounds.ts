@@ -52,3 +52,14 @@ export async function alternatingRounds(
 
 export const round1 = (n: number) => Math.round(n * 10) / 10;
 export const round3 = (n: number) => Math.round(n * 1000) / 1000;
+
+export const mean = (values: readonly number[]): number => values.reduce((a, b) => a + b, 0) / values.length;
+
+/**
+ * The rounds' mean of a figure (to 0.1), when every round measured it; undefined when one did
+ * not (a figure added since some of the results were written).
+ */
+export function meanOfEvery(values: readonly (number | undefined)[]): number | undefined {
+  const measured = values.filter((v): v is number => v !== undefined);
+  return measured.length > 0 && measured.length === values.length ? round1(mean(measured)) : undefined;
+}

@@ -6,7 +6,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, readlinkSync } from "node:fs";
 import type { Redis } from "ioredis";
-import { round1 } from "./alternatingRounds.js";
+import { meanOfEvery, round1 } from "./alternatingRounds.js";
 
 /** Clock ticks per second of /proc's CPU times. */
 const TICKS_PER_SECOND = (() => {
@@ -236,9 +236,8 @@ export function drainCpuSplit(start: DrainCpuMark, end: DrainCpuMark, records: n
 export function meanCpuSplit(splits: readonly (DrainCpuSplit | undefined)[]): DrainCpuSplit | undefined {
   const mean: MutableSplit = {};
   for (const key of Object.keys(splits[0] ?? {}) as (keyof DrainCpuSplit)[]) {
-    const values = splits.map((s) => s?.[key]).filter((v): v is number => v !== undefined);
-    if (values.length === splits.length)
-      mean[key] = round1(values.reduce((a, b) => a + b, 0) / values.length);
+    const value = meanOfEvery(splits.map((s) => s?.[key]));
+    if (value !== undefined) mean[key] = value;
   }
   return Object.keys(mean).length > 0 ? mean : undefined;
 }
