@@ -274,6 +274,8 @@ KAFKA_MARKER="-Dfraud-scorer.stack=kafka"
 kafka_dir_of() { if (($1 == 1)); then echo "$STATE/kafka"; else echo "$STATE/kafka-$1"; fi; }
 kafka_pid_of() { if (($1 == 1)); then echo "$KAFKA_PID"; else echo "$STATE/kafka-$1.pid"; fi; }
 kafka_marker_of() { if (($1 == 1)); then echo "$KAFKA_MARKER"; else echo "$KAFKA_MARKER-$1"; fi; }
+# A node's log file: name.ext for node 1, name-N.ext for node N (kafka_log_of N name ext).
+kafka_log_of() { if (($1 == 1)); then echo "$LOGS/$2.$3"; else echo "$LOGS/$2-$1.$3"; fi; }
 
 kafka_quorum() {
   if ((KAFKA_NODES == 1)); then
@@ -344,7 +346,7 @@ EOF
 status = warn
 appender.file.type = File
 appender.file.name = file
-appender.file.fileName = $LOGS/kafka-server$( ((node == 1)) || echo "-$node").log
+appender.file.fileName = $(kafka_log_of "$node" kafka-server log)
 appender.file.layout.type = PatternLayout
 appender.file.layout.pattern = [%d] %p %m (%c)%n
 rootLogger.level = INFO
@@ -425,8 +427,8 @@ kafka_start_node() {
   # saw 215 decisions made by the rules while one of the broker's young collections took 210 ms
   # (jstat, 2026-12-08), and nothing said why.
   local gc_log
-  gc_log="$LOGS/kafka-gc$( ((node == 1)) || echo "-$node").log"
-  spawn "$pidfile" "$LOGS/kafka$( ((node == 1)) || echo "-$node").out" "$dir" \
+  gc_log=$(kafka_log_of "$node" kafka-gc log)
+  spawn "$pidfile" "$(kafka_log_of "$node" kafka out)" "$dir" \
     "$java" -Xms256m -Xmx512m -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:+ExplicitGCInvokesConcurrent \
     "-Xlog:gc,gc+cpu:file=$gc_log:time,uptimemillis:filecount=2,filesize=10m" \
     -Djava.awt.headless=true "$marker" -Dlog4j2.configurationFile="$dir/log4j2.properties" \
@@ -453,7 +455,7 @@ kafka_await() {
     for ((node = 1; node <= KAFKA_NODES; node++)); do
       AWAITED_NODE=$node
       await "kafka node $node" "$(kafka_pid_of "$node")" "$(kafka_marker_of "$node")" \
-        "$LOGS/kafka-server$( ((node == 1)) || echo "-$node").log" kafka_node_port_open
+        "$(kafka_log_of "$node" kafka-server log)" kafka_node_port_open
     done
   fi
   local tsx="$ROOT/node_modules/.bin/tsx"
